@@ -1,0 +1,5 @@
+//! Domain vocabulary shared by every codectx crate: the limits of DESIGN.md section 5,
+//! id formats, and the checks that enforce them at the edge.
+
+pub mod ids;
+pub mod limits;
