@@ -1,0 +1,307 @@
+//! Clients for calling codectx services. Every call that needs a tenant context takes
+//! `&TenantContext` as its first argument and forwards the signed bytes unchanged, so a
+//! service cannot forget to propagate it: the raw generated clients are not exposed.
+//!
+//! Endpoints are static or DNS names (`http://graph-hydrator:50055`); several endpoints
+//! are balanced per request. Kubernetes EndpointSlice discovery comes later.
+
+use std::time::Duration;
+
+use codectx_errors::Error;
+use codectx_proto::{assembler, authz, common, embedding, gateway, graph, lexical, vector};
+use codectx_tenant::TenantContext;
+use serde::{Deserialize, Serialize};
+use tonic::transport::{Channel, Endpoint};
+
+/// Where a peer service is.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PeerConfig {
+    /// One or more `http://host:port` endpoints; several are balanced per request.
+    pub endpoints: Vec<String>,
+    /// Connect timeout in milliseconds (0: 2,000).
+    pub connect_timeout_ms: u64,
+}
+
+impl PeerConfig {
+    pub fn single(endpoint: impl Into<String>) -> Self {
+        Self { endpoints: vec![endpoint.into()], connect_timeout_ms: 0 }
+    }
+}
+
+/// A lazily connecting channel for `peer`: creating it never blocks on the network.
+pub fn channel(service: &str, peer: &PeerConfig) -> Result<Channel, Error> {
+    if peer.endpoints.is_empty() {
+        return Err(Error::invalid_argument(
+            "peers",
+            format!("no endpoint configured for {service}; set peers.<service>.endpoints"),
+        ));
+    }
+    let timeout = Duration::from_millis(if peer.connect_timeout_ms == 0 { 2_000 } else { peer.connect_timeout_ms });
+    let mut endpoints = Vec::with_capacity(peer.endpoints.len());
+    for uri in &peer.endpoints {
+        let endpoint = Endpoint::from_shared(uri.clone())
+            .map_err(|e| Error::invalid_argument("peers", format!("{service} endpoint {uri:?}: {e}")))?
+            .connect_timeout(timeout)
+            .tcp_nodelay(true)
+            .http2_keep_alive_interval(Duration::from_secs(30))
+            .keep_alive_while_idle(true);
+        endpoints.push(endpoint);
+    }
+    if endpoints.len() == 1 {
+        Ok(endpoints.remove(0).connect_lazy())
+    } else {
+        Ok(Channel::balance_list(endpoints.into_iter()))
+    }
+}
+
+/// A request carrying the signed context and the current W3C trace context.
+pub fn request_with_context<T>(context: &TenantContext, message: T) -> tonic::Request<T> {
+    let mut request = plain_request(message);
+    context.attach(&mut request);
+    request
+}
+
+fn plain_request<T>(message: T) -> tonic::Request<T> {
+    let mut headers = http::HeaderMap::new();
+    codectx_telemetry::inject_current(&mut headers);
+    let mut request = tonic::Request::new(message);
+    for (name, value) in headers.iter() {
+        if let Ok(value) = value.to_str()
+            && let (Ok(key), Ok(value)) = (
+                tonic::metadata::MetadataKey::from_bytes(name.as_str().as_bytes()),
+                value.parse::<tonic::metadata::MetadataValue<_>>(),
+            )
+        {
+            request.metadata_mut().insert(key, value);
+        }
+    }
+    request
+}
+
+/// Declares a client whose every RPC takes `&TenantContext`.
+macro_rules! context_client {
+    (
+        $(#[$doc:meta])*
+        $name:ident($generated:ty) {
+            $( $method:ident($request:ty) -> $response:ty; )*
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct $name {
+            inner: $generated,
+        }
+
+        impl $name {
+            pub fn new(channel: Channel) -> Self {
+                Self { inner: <$generated>::new(channel) }
+            }
+
+            pub fn connect(peer: &PeerConfig) -> Result<Self, Error> {
+                Ok(Self::new(channel(stringify!($name), peer)?))
+            }
+
+            $(
+                pub async fn $method(
+                    &self,
+                    context: &TenantContext,
+                    request: $request,
+                ) -> Result<$response, Error> {
+                    let mut inner = self.inner.clone();
+                    Ok(inner.$method(request_with_context(context, request)).await?.into_inner())
+                }
+            )*
+        }
+    };
+}
+
+type LexicalGenerated = lexical::v1::lexical_ranker_service_client::LexicalRankerServiceClient<Channel>;
+type EmbeddingGenerated = embedding::v1::embedding_service_client::EmbeddingServiceClient<Channel>;
+type VectorGenerated = vector::v1::vector_gateway_service_client::VectorGatewayServiceClient<Channel>;
+type GraphGenerated = graph::v1::graph_hydrator_service_client::GraphHydratorServiceClient<Channel>;
+type AssemblerGenerated =
+    assembler::v1::context_assembler_service_client::ContextAssemblerServiceClient<Channel>;
+type GatewayGenerated = gateway::v1::gateway_service_client::GatewayServiceClient<Channel>;
+type AuthzGenerated = authz::v1::authz_service_client::AuthzServiceClient<Channel>;
+
+context_client! {
+    /// lexical-ranker: exact lookup and BM25.
+    LexicalClient(LexicalGenerated) {
+        describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
+        exact_lookup(lexical::v1::ExactLookupRequest) -> lexical::v1::CandidateList;
+        rank(lexical::v1::RankRequest) -> lexical::v1::CandidateList;
+        invalidate_scope(lexical::v1::InvalidateScopeRequest) -> lexical::v1::InvalidateScopeResponse;
+    }
+}
+
+context_client! {
+    /// embedding: local sentence embeddings.
+    EmbeddingClient(EmbeddingGenerated) {
+        describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
+        get_model_info(embedding::v1::GetModelInfoRequest) -> embedding::v1::ModelIdentity;
+        embed(embedding::v1::EmbedRequest) -> embedding::v1::EmbedResponse;
+    }
+}
+
+context_client! {
+    /// vector-gateway: dense nearest neighbours.
+    VectorClient(VectorGenerated) {
+        describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
+        upsert(vector::v1::UpsertRequest) -> vector::v1::UpsertResponse;
+        delete(vector::v1::DeleteRequest) -> vector::v1::DeleteResponse;
+        nearest(vector::v1::NearestRequest) -> vector::v1::NearestResponse;
+    }
+}
+
+context_client! {
+    /// graph-hydrator: the code and memory graph.
+    GraphClient(GraphGenerated) {
+        describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
+        lookup_symbols(graph::v1::LookupSymbolsRequest) -> graph::v1::LookupSymbolsResponse;
+        get_symbol_cards(graph::v1::GetSymbolCardsRequest) -> graph::v1::GetSymbolCardsResponse;
+        expand(graph::v1::ExpandRequest) -> graph::v1::ExpandResponse;
+        get_call_graph(graph::v1::GetCallGraphRequest) -> graph::v1::ExpandResponse;
+        get_implementations(graph::v1::SymbolRelationRequest) -> graph::v1::ExpandResponse;
+        get_tests(graph::v1::SymbolRelationRequest) -> graph::v1::ExpandResponse;
+        get_file_outline(graph::v1::GetFileOutlineRequest) -> graph::v1::GetFileOutlineResponse;
+        get_change_impact(graph::v1::GetChangeImpactRequest) -> graph::v1::GetChangeImpactResponse;
+        read_snippet(graph::v1::ReadSnippetRequest) -> graph::v1::ReadSnippetResponse;
+        get_corpus_version(graph::v1::GetCorpusVersionRequest) -> graph::v1::GetCorpusVersionResponse;
+        upsert_memory_entities(graph::v1::UpsertMemoryEntitiesRequest) -> graph::v1::UpsertMemoryEntitiesResponse;
+        forget_memory_entity(graph::v1::ForgetMemoryEntityRequest) -> graph::v1::ForgetMemoryEntityResponse;
+        hydrate_memory_entities(graph::v1::HydrateMemoryEntitiesRequest) -> graph::v1::HydrateMemoryEntitiesResponse;
+        expand_facts(graph::v1::ExpandFactsRequest) -> graph::v1::ExpandFactsResponse;
+    }
+}
+
+impl GraphClient {
+    /// The lexical corpus of the caller's scope, as a stream of chunks.
+    pub async fn stream_lexical_corpus(
+        &self,
+        context: &TenantContext,
+        request: graph::v1::StreamLexicalCorpusRequest,
+    ) -> Result<tonic::Streaming<graph::v1::CorpusChunk>, Error> {
+        let mut inner = self.inner.clone();
+        Ok(inner.stream_lexical_corpus(request_with_context(context, request)).await?.into_inner())
+    }
+}
+
+context_client! {
+    /// context-assembler: budgeted answers.
+    AssemblerClient(AssemblerGenerated) {
+        describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
+        minimal_context(assembler::v1::MinimalContextRequest) -> assembler::v1::ContextAnswer;
+        symbol_context(assembler::v1::SymbolContextRequest) -> assembler::v1::ContextAnswer;
+        call_graph(assembler::v1::CallGraphRequest) -> assembler::v1::ContextAnswer;
+        pr_context(assembler::v1::PrContextRequest) -> assembler::v1::ContextAnswer;
+        search(assembler::v1::SearchRequest) -> assembler::v1::ContextAnswer;
+        code_snippet(assembler::v1::CodeSnippetRequest) -> assembler::v1::ContextAnswer;
+        recall(assembler::v1::RecallRequest) -> assembler::v1::ContextAnswer;
+        remember(assembler::v1::RememberRequest) -> assembler::v1::ContextAnswer;
+        forget(assembler::v1::ForgetRequest) -> assembler::v1::ContextAnswer;
+    }
+}
+
+context_client! {
+    /// gateway's internal gRPC surface.
+    GatewayClient(GatewayGenerated) {
+        describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
+        get_compression_stats(gateway::v1::GetCompressionStatsRequest) -> gateway::v1::CompressionStats;
+    }
+}
+
+/// authz. Authentication calls carry the agent's credential in the request; admin calls
+/// carry an admin API key as `authorization: Bearer`; only DeriveSessionContext and
+/// Describe need a context.
+#[derive(Debug, Clone)]
+pub struct AuthzClient {
+    inner: AuthzGenerated,
+}
+
+macro_rules! authz_calls {
+    (plain { $( $method:ident($request:ty) -> $response:ty; )* }
+     admin { $( $admin:ident($admin_request:ty) -> $admin_response:ty; )* }) => {
+        impl AuthzClient {
+            $(
+                pub async fn $method(&self, request: $request) -> Result<$response, Error> {
+                    let mut inner = self.inner.clone();
+                    Ok(inner.$method(plain_request(request)).await?.into_inner())
+                }
+            )*
+            $(
+                /// Admin call, authorized by `admin_api_key`.
+                pub async fn $admin(&self, admin_api_key: &str, request: $admin_request) -> Result<$admin_response, Error> {
+                    let mut inner = self.inner.clone();
+                    Ok(inner.$admin(admin_request(admin_api_key, request)?).await?.into_inner())
+                }
+            )*
+        }
+    };
+}
+
+fn admin_request<T>(api_key: &str, message: T) -> Result<tonic::Request<T>, Error> {
+    let mut request = plain_request(message);
+    let value = format!("Bearer {api_key}")
+        .parse()
+        .map_err(|_| Error::invalid_argument("api_key", "the API key has characters not allowed in a header"))?;
+    request.metadata_mut().insert("authorization", value);
+    Ok(request)
+}
+
+impl AuthzClient {
+    pub fn new(channel: Channel) -> Self {
+        Self { inner: AuthzGenerated::new(channel) }
+    }
+
+    pub fn connect(peer: &PeerConfig) -> Result<Self, Error> {
+        Ok(Self::new(channel("authz", peer)?))
+    }
+
+    pub async fn describe(&self, context: &TenantContext) -> Result<common::v1::DescribeResponse, Error> {
+        let mut inner = self.inner.clone();
+        Ok(inner.describe(request_with_context(context, common::v1::DescribeRequest {})).await?.into_inner())
+    }
+
+    pub async fn derive_session_context(
+        &self,
+        context: &TenantContext,
+        request: authz::v1::DeriveSessionContextRequest,
+    ) -> Result<authz::v1::AuthorizeResponse, Error> {
+        let mut inner = self.inner.clone();
+        Ok(inner.derive_session_context(request_with_context(context, request)).await?.into_inner())
+    }
+}
+
+authz_calls! {
+    plain {
+        authenticate(authz::v1::AuthenticateRequest) -> authz::v1::AuthenticateResponse;
+        authorize(authz::v1::AuthorizeRequest) -> authz::v1::AuthorizeResponse;
+        list_accessible_repositories(authz::v1::ListAccessibleRepositoriesRequest) -> authz::v1::ListAccessibleRepositoriesResponse;
+        get_verification_keys(authz::v1::GetVerificationKeysRequest) -> authz::v1::GetVerificationKeysResponse;
+    }
+    admin {
+        create_organisation(authz::v1::CreateOrganisationRequest) -> authz::v1::Organisation;
+        list_organisations(authz::v1::ListOrganisationsRequest) -> authz::v1::ListOrganisationsResponse;
+        create_team(authz::v1::CreateTeamRequest) -> authz::v1::Team;
+        list_teams(authz::v1::ListTeamsRequest) -> authz::v1::ListTeamsResponse;
+        add_team_member(authz::v1::TeamMemberRequest) -> authz::v1::Team;
+        remove_team_member(authz::v1::TeamMemberRequest) -> authz::v1::Team;
+        create_subject(authz::v1::CreateSubjectRequest) -> authz::v1::Subject;
+        list_subjects(authz::v1::ListSubjectsRequest) -> authz::v1::ListSubjectsResponse;
+        create_api_key(authz::v1::CreateApiKeyRequest) -> authz::v1::CreateApiKeyResponse;
+        list_api_keys(authz::v1::ListApiKeysRequest) -> authz::v1::ListApiKeysResponse;
+        revoke_api_key(authz::v1::RevokeApiKeyRequest) -> authz::v1::ApiKey;
+        create_repository(authz::v1::CreateRepositoryRequest) -> authz::v1::AccessRepository;
+        list_repositories(authz::v1::ListRepositoriesRequest) -> authz::v1::ListRepositoriesResponse;
+        delete_repository(authz::v1::DeleteRepositoryRequest) -> authz::v1::AccessRepository;
+        create_grant(authz::v1::CreateGrantRequest) -> authz::v1::Grant;
+        list_grants(authz::v1::ListGrantsRequest) -> authz::v1::ListGrantsResponse;
+        revoke_grant(authz::v1::RevokeGrantRequest) -> authz::v1::Grant;
+    }
+}
+
+/// A credential for an API key.
+pub fn api_key_credential(api_key: &str) -> authz::v1::Credential {
+    authz::v1::Credential { kind: Some(authz::v1::credential::Kind::ApiKey(api_key.to_owned())) }
+}

@@ -1,0 +1,15 @@
+//! The one way every codectx service serves gRPC: [`serve`] with the standard tower stack
+//! (W3C trace-context extraction, load shedding, a global concurrency limit, tenant
+//! verification, a 10 s deadline), the gRPC health service (NOT_SERVING until the service
+//! says it is ready), reflection, and graceful shutdown with a drain period.
+
+mod keys;
+mod server;
+mod trace;
+
+pub use keys::{TenantConfig, load_verifier};
+pub use server::{
+    BuiltService, Readiness, RunningService, ServerConfig, bind, describe, serve, shutdown_signal,
+    spawn,
+};
+pub use trace::GrpcTraceLayer;

@@ -1,0 +1,260 @@
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use codectx_errors::Error;
+use codectx_proto::common::v1::DescribeResponse;
+use codectx_tenant::{TenantContext, TenantLayer, Verifier};
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+use tokio::sync::{oneshot, watch};
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::service::Routes;
+use tonic_health::ServingStatus;
+use tower::ServiceBuilder;
+use tower::limit::GlobalConcurrencyLimitLayer;
+use tower::load_shed::LoadShedLayer;
+
+use crate::GrpcTraceLayer;
+
+/// The `[server]` section shared by every service.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Address to serve gRPC on.
+    pub listen: String,
+    /// Deadline for every request, in milliseconds (DESIGN.md: 10 s per operation).
+    pub request_timeout_ms: u64,
+    /// Requests in flight at once across all connections; more are shed with
+    /// RESOURCE_EXHAUSTED rather than queued.
+    pub concurrency_limit: usize,
+    /// After SIGTERM: report NOT_SERVING for this long before refusing new requests, so
+    /// load balancers stop sending; then finish what is in flight.
+    pub drain_seconds: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:0".into(),
+            request_timeout_ms: 10_000,
+            concurrency_limit: 256,
+            drain_seconds: 5,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Defaults with a given listen address.
+    pub fn listening_on(listen: impl Into<String>) -> Self {
+        Self { listen: listen.into(), ..Self::default() }
+    }
+}
+
+/// Lets a service say when its dependencies are ready; health reports NOT_SERVING until
+/// then, and again from the moment shutdown starts.
+#[derive(Debug, Clone)]
+pub struct Readiness {
+    sender: Arc<watch::Sender<bool>>,
+}
+
+impl Readiness {
+    pub fn new(ready: bool) -> Self {
+        Self { sender: Arc::new(watch::channel(ready).0) }
+    }
+
+    pub fn set_ready(&self, ready: bool) {
+        self.sender.send_replace(ready);
+    }
+
+    pub fn is_ready(&self) -> bool {
+        *self.sender.borrow()
+    }
+
+    fn subscribe(&self) -> watch::Receiver<bool> {
+        self.sender.subscribe()
+    }
+}
+
+/// What a service's `build()` returns: its gRPC routes and how it wants to be served.
+pub struct BuiltService {
+    /// Short service name (`graph-hydrator`), used in logs.
+    pub name: &'static str,
+    /// Fully qualified gRPC service name (`codectx.graph.v1.GraphHydratorService`), used
+    /// by the health service.
+    pub grpc_name: &'static str,
+    pub routes: Routes,
+    /// gRPC paths that authenticate callers without a tenant context (authz only).
+    pub exempt_paths: Vec<String>,
+    pub readiness: Readiness,
+}
+
+impl std::fmt::Debug for BuiltService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuiltService").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// Binds the listen address (port 0 picks a free port).
+pub async fn bind(listen: &str) -> Result<TcpListener, Error> {
+    TcpListener::bind(listen)
+        .await
+        .map_err(|e| Error::unavailable(format!("cannot listen on {listen}: {e}")))
+}
+
+/// Serves `service` on `listener` until `shutdown` resolves, then drains and returns.
+pub async fn serve(
+    service: BuiltService,
+    listener: TcpListener,
+    verifier: Arc<Verifier>,
+    config: &ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    let address = listener.local_addr().ok();
+    let (reporter, health) = tonic_health::server::health_reporter();
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(codectx_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|e| Error::internal(format!("reflection: {e}")))?;
+
+    // Health follows readiness until shutdown, then stays NOT_SERVING.
+    let (draining_tx, mut draining_rx) = watch::channel(false);
+    let mut ready = service.readiness.subscribe();
+    let grpc_name = service.grpc_name;
+    let health_reporter = reporter.clone();
+    tokio::spawn(async move {
+        loop {
+            let serving = *ready.borrow_and_update() && !*draining_rx.borrow_and_update();
+            let status = if serving { ServingStatus::Serving } else { ServingStatus::NotServing };
+            health_reporter.set_service_status(grpc_name, status).await;
+            health_reporter.set_service_status("", status).await;
+            tokio::select! {
+                changed = ready.changed() => if changed.is_err() { break },
+                changed = draining_rx.changed() => if changed.is_err() { break },
+            }
+        }
+    });
+
+    let stack = ServiceBuilder::new()
+        .layer(GrpcTraceLayer)
+        .layer(LoadShedLayer::new())
+        .layer(GlobalConcurrencyLimitLayer::new(config.concurrency_limit.max(1)))
+        .layer(TenantLayer::new(verifier).with_exempt_paths(service.exempt_paths))
+        .into_inner();
+
+    let drain = Duration::from_secs(config.drain_seconds);
+    let name = service.name;
+    let signal = async move {
+        shutdown.await;
+        tracing::info!(service = name, drain_seconds = drain.as_secs(), "draining");
+        let _ = draining_tx.send(true);
+        tokio::time::sleep(drain).await;
+        // Keep the sender alive until the server stops so health stays NOT_SERVING.
+        drop(draining_tx);
+    };
+
+    tracing::info!(service = name, address = ?address, "serving gRPC");
+    tonic::transport::Server::builder()
+        .timeout(Duration::from_millis(config.request_timeout_ms.max(1)))
+        .layer(stack)
+        .add_routes(service.routes)
+        .add_service(health)
+        .add_service(reflection)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), signal)
+        .await
+        .map_err(|e| Error::internal(format!("{name} server failed: {e}")))?;
+    tracing::info!(service = name, "stopped");
+    Ok(())
+}
+
+/// A service started in the background (tests, `codectx up`).
+#[derive(Debug)]
+pub struct RunningService {
+    pub name: &'static str,
+    pub address: SocketAddr,
+    pub readiness: Readiness,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), Error>>,
+}
+
+impl RunningService {
+    /// `http://<address>`, for clients.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// Starts the drain and waits for the server to stop.
+    pub async fn stop(mut self) -> Result<(), Error> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        (&mut self.task).await.map_err(|e| Error::internal(format!("{} task: {e}", self.name)))?
+    }
+
+    /// Waits until the server stops by itself (it never does without a stop or error).
+    pub async fn wait(mut self) -> Result<(), Error> {
+        (&mut self.task).await.map_err(|e| Error::internal(format!("{} task: {e}", self.name)))?
+    }
+}
+
+/// Binds `config.listen` and serves `service` in a background task.
+pub async fn spawn(
+    service: BuiltService,
+    verifier: Arc<Verifier>,
+    config: &ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<RunningService, Error> {
+    let listener = bind(&config.listen).await?;
+    let address = listener
+        .local_addr()
+        .map_err(|e| Error::internal(format!("listener address: {e}")))?;
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let name = service.name;
+    let readiness = service.readiness.clone();
+    let config = config.clone();
+    let task = tokio::spawn(async move {
+        let signal = async move {
+            tokio::select! {
+                _ = shutdown => {},
+                _ = stop_rx => {},
+            }
+        };
+        serve(service, listener, verifier, &config, signal).await
+    });
+    Ok(RunningService { name, address, readiness, stop: Some(stop_tx), task })
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => {},
+        _ = terminate => {},
+    }
+}
+
+/// The `Describe` answer every service gives: what it is, what it implements, and the
+/// scope it verified for the caller.
+pub fn describe(service: &str, capabilities: &[&str], context: &TenantContext) -> DescribeResponse {
+    DescribeResponse {
+        service: service.to_owned(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        capabilities: capabilities.iter().map(|c| (*c).to_owned()).collect(),
+        caller: Some(context.caller_scope()),
+    }
+}
