@@ -25,7 +25,10 @@ pub struct PeerConfig {
 
 impl PeerConfig {
     pub fn single(endpoint: impl Into<String>) -> Self {
-        Self { endpoints: vec![endpoint.into()], connect_timeout_ms: 0 }
+        Self {
+            endpoints: vec![endpoint.into()],
+            connect_timeout_ms: 0,
+        }
     }
 }
 
@@ -37,11 +40,17 @@ pub fn channel(service: &str, peer: &PeerConfig) -> Result<Channel, Error> {
             format!("no endpoint configured for {service}; set peers.<service>.endpoints"),
         ));
     }
-    let timeout = Duration::from_millis(if peer.connect_timeout_ms == 0 { 2_000 } else { peer.connect_timeout_ms });
+    let timeout = Duration::from_millis(if peer.connect_timeout_ms == 0 {
+        2_000
+    } else {
+        peer.connect_timeout_ms
+    });
     let mut endpoints = Vec::with_capacity(peer.endpoints.len());
     for uri in &peer.endpoints {
         let endpoint = Endpoint::from_shared(uri.clone())
-            .map_err(|e| Error::invalid_argument("peers", format!("{service} endpoint {uri:?}: {e}")))?
+            .map_err(|e| {
+                Error::invalid_argument("peers", format!("{service} endpoint {uri:?}: {e}"))
+            })?
             .connect_timeout(timeout)
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(30))
@@ -116,9 +125,11 @@ macro_rules! context_client {
     };
 }
 
-type LexicalGenerated = lexical::v1::lexical_ranker_service_client::LexicalRankerServiceClient<Channel>;
+type LexicalGenerated =
+    lexical::v1::lexical_ranker_service_client::LexicalRankerServiceClient<Channel>;
 type EmbeddingGenerated = embedding::v1::embedding_service_client::EmbeddingServiceClient<Channel>;
-type VectorGenerated = vector::v1::vector_gateway_service_client::VectorGatewayServiceClient<Channel>;
+type VectorGenerated =
+    vector::v1::vector_gateway_service_client::VectorGatewayServiceClient<Channel>;
 type GraphGenerated = graph::v1::graph_hydrator_service_client::GraphHydratorServiceClient<Channel>;
 type AssemblerGenerated =
     assembler::v1::context_assembler_service_client::ContextAssemblerServiceClient<Channel>;
@@ -183,7 +194,10 @@ impl GraphClient {
         request: graph::v1::StreamLexicalCorpusRequest,
     ) -> Result<tonic::Streaming<graph::v1::CorpusChunk>, Error> {
         let mut inner = self.inner.clone();
-        Ok(inner.stream_lexical_corpus(request_with_context(context, request)).await?.into_inner())
+        Ok(inner
+            .stream_lexical_corpus(request_with_context(context, request))
+            .await?
+            .into_inner())
     }
 }
 
@@ -242,25 +256,39 @@ macro_rules! authz_calls {
 
 fn admin_request<T>(api_key: &str, message: T) -> Result<tonic::Request<T>, Error> {
     let mut request = plain_request(message);
-    let value = format!("Bearer {api_key}")
-        .parse()
-        .map_err(|_| Error::invalid_argument("api_key", "the API key has characters not allowed in a header"))?;
+    let value = format!("Bearer {api_key}").parse().map_err(|_| {
+        Error::invalid_argument(
+            "api_key",
+            "the API key has characters not allowed in a header",
+        )
+    })?;
     request.metadata_mut().insert("authorization", value);
     Ok(request)
 }
 
 impl AuthzClient {
     pub fn new(channel: Channel) -> Self {
-        Self { inner: AuthzGenerated::new(channel) }
+        Self {
+            inner: AuthzGenerated::new(channel),
+        }
     }
 
     pub fn connect(peer: &PeerConfig) -> Result<Self, Error> {
         Ok(Self::new(channel("authz", peer)?))
     }
 
-    pub async fn describe(&self, context: &TenantContext) -> Result<common::v1::DescribeResponse, Error> {
+    pub async fn describe(
+        &self,
+        context: &TenantContext,
+    ) -> Result<common::v1::DescribeResponse, Error> {
         let mut inner = self.inner.clone();
-        Ok(inner.describe(request_with_context(context, common::v1::DescribeRequest {})).await?.into_inner())
+        Ok(inner
+            .describe(request_with_context(
+                context,
+                common::v1::DescribeRequest {},
+            ))
+            .await?
+            .into_inner())
     }
 
     pub async fn derive_session_context(
@@ -269,7 +297,10 @@ impl AuthzClient {
         request: authz::v1::DeriveSessionContextRequest,
     ) -> Result<authz::v1::AuthorizeResponse, Error> {
         let mut inner = self.inner.clone();
-        Ok(inner.derive_session_context(request_with_context(context, request)).await?.into_inner())
+        Ok(inner
+            .derive_session_context(request_with_context(context, request))
+            .await?
+            .into_inner())
     }
 }
 
@@ -303,5 +334,7 @@ authz_calls! {
 
 /// A credential for an API key.
 pub fn api_key_credential(api_key: &str) -> authz::v1::Credential {
-    authz::v1::Credential { kind: Some(authz::v1::credential::Kind::ApiKey(api_key.to_owned())) }
+    authz::v1::Credential {
+        kind: Some(authz::v1::credential::Kind::ApiKey(api_key.to_owned())),
+    }
 }

@@ -15,18 +15,30 @@ use toml::{Table, Value};
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("config file {path} is not valid TOML: {source}")]
-    Parse { path: String, source: toml::de::Error },
+    Parse {
+        path: String,
+        source: toml::de::Error,
+    },
     #[error("environment variable {name}: {reason}")]
     Env { name: String, reason: String },
     #[error("invalid configuration for {service}: {source}")]
-    Invalid { service: String, source: toml::de::Error },
+    Invalid {
+        service: String,
+        source: toml::de::Error,
+    },
 }
 
 /// The environment prefix of a service, e.g. `CODECTX_GRAPH_HYDRATOR__`.
 pub fn env_prefix(service: &str) -> String {
-    format!("CODECTX_{}__", service.to_ascii_uppercase().replace('-', "_"))
+    format!(
+        "CODECTX_{}__",
+        service.to_ascii_uppercase().replace('-', "_")
+    )
 }
 
 /// Loads `T` for `service` from its defaults, an optional TOML file and the process
@@ -54,15 +66,21 @@ where
     })?;
     if let Some(path) = file {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Read { path: shown.clone(), source })?;
-        let table: Table =
-            toml::from_str(&text).map_err(|source| ConfigError::Parse { path: shown, source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        let table: Table = toml::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: shown,
+            source,
+        })?;
         merge(&mut merged, table);
     }
     let prefix = env_prefix(service);
-    let mut overrides: Vec<(String, String)> =
-        env.into_iter().filter(|(name, _)| name.starts_with(&prefix)).collect();
+    let mut overrides: Vec<(String, String)> = env
+        .into_iter()
+        .filter(|(name, _)| name.starts_with(&prefix))
+        .collect();
     overrides.sort();
     for (name, raw) in overrides {
         let path: Vec<String> = name[prefix.len()..]
@@ -75,19 +93,25 @@ where
                 reason: "expected SECTION__KEY after the prefix, with no empty parts".into(),
             });
         }
-        set_path(&mut merged, &path, parse_env_value(&raw)).map_err(|reason| {
-            ConfigError::Env { name: name.clone(), reason }
+        set_path(&mut merged, &path, parse_env_value(&raw)).map_err(|reason| ConfigError::Env {
+            name: name.clone(),
+            reason,
         })?;
     }
     Value::Table(merged)
         .try_into()
-        .map_err(|source| ConfigError::Invalid { service: service.to_owned(), source })
+        .map_err(|source| ConfigError::Invalid {
+            service: service.to_owned(),
+            source,
+        })
 }
 
 fn parse_env_value(raw: &str) -> Value {
     let wrapped = format!("value = {raw}");
     match toml::from_str::<Table>(&wrapped) {
-        Ok(mut table) => table.remove("value").unwrap_or_else(|| Value::String(raw.to_owned())),
+        Ok(mut table) => table
+            .remove("value")
+            .unwrap_or_else(|| Value::String(raw.to_owned())),
         Err(_) => Value::String(raw.to_owned()),
     }
 }
@@ -96,7 +120,9 @@ fn set_path(table: &mut Table, path: &[String], value: Value) -> Result<(), Stri
     let (last, parents) = path.split_last().expect("non-empty path");
     let mut current = table;
     for part in parents {
-        let entry = current.entry(part.clone()).or_insert_with(|| Value::Table(Table::new()));
+        let entry = current
+            .entry(part.clone())
+            .or_insert_with(|| Value::Table(Table::new()));
         current = match entry {
             Value::Table(inner) => inner,
             _ => return Err(format!("`{part}` is a value, not a section")),
@@ -151,30 +177,47 @@ mod tests {
 
     impl Default for Config {
         fn default() -> Self {
-            Self { listen: "127.0.0.1:0".into(), server: Server::default() }
+            Self {
+                listen: "127.0.0.1:0".into(),
+                server: Server::default(),
+            }
         }
     }
 
     impl Default for Server {
         fn default() -> Self {
-            Self { concurrency: 64, name: "default".into(), peers: vec![] }
+            Self {
+                concurrency: 64,
+                name: "default".into(),
+                peers: vec![],
+            }
         }
     }
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn defaults_then_file_then_env() {
         let mut file = tempfile::NamedTempFile::new().unwrap();
-        writeln!(file, "listen = \"0.0.0.0:9000\"\n[server]\nconcurrency = 8\nname = \"file\"").unwrap();
+        writeln!(
+            file,
+            "listen = \"0.0.0.0:9000\"\n[server]\nconcurrency = 8\nname = \"file\""
+        )
+        .unwrap();
         let config: Config = load_with_env(
             "graph-hydrator",
             Some(file.path()),
             env(&[
                 ("CODECTX_GRAPH_HYDRATOR__SERVER__CONCURRENCY", "16"),
-                ("CODECTX_GRAPH_HYDRATOR__SERVER__PEERS", "[\"a:1\", \"b:2\"]"),
+                (
+                    "CODECTX_GRAPH_HYDRATOR__SERVER__PEERS",
+                    "[\"a:1\", \"b:2\"]",
+                ),
                 ("CODECTX_GRAPH_HYDRATOR__SERVER__NAME", "123"),
                 ("CODECTX_AUTHZ__LISTEN", "ignored"),
             ]),
@@ -195,7 +238,10 @@ mod tests {
         )
         .unwrap_err();
         let text = error.to_string();
-        assert!(text.contains("authz") && text.contains("concurency"), "{text}");
+        assert!(
+            text.contains("authz") && text.contains("concurency"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -211,8 +257,9 @@ mod tests {
 
     #[test]
     fn missing_file_names_the_path() {
-        let error = load_with_env::<Config>("authz", Some(Path::new("/nonexistent/c.toml")), env(&[]))
-            .unwrap_err();
+        let error =
+            load_with_env::<Config>("authz", Some(Path::new("/nonexistent/c.toml")), env(&[]))
+                .unwrap_err();
         assert!(error.to_string().contains("/nonexistent/c.toml"));
     }
 }

@@ -39,7 +39,9 @@ pub fn is_minted(value: &str) -> bool {
     (2..=4).contains(&prefix.len())
         && prefix.bytes().all(|b| b.is_ascii_lowercase())
         && random.len() == RANDOM_BYTES * 2
-        && random.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        && random
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// True when `value` is a minted id with exactly this prefix.

@@ -28,7 +28,12 @@ pub const DENSE_LEG_DEADLINE_SECONDS: u64 = 2;
 /// `INVALID_ARGUMENT` (reason `limit_exceeded`) when `value` is longer than `limit` bytes.
 pub fn check_bytes(field: &str, value: &str, limit: usize) -> Result<(), Error> {
     if value.len() > limit {
-        return Err(Error::limit_exceeded(field, value.len() as u64, limit as u64, "bytes"));
+        return Err(Error::limit_exceeded(
+            field,
+            value.len() as u64,
+            limit as u64,
+            "bytes",
+        ));
     }
     Ok(())
 }
@@ -36,7 +41,12 @@ pub fn check_bytes(field: &str, value: &str, limit: usize) -> Result<(), Error> 
 /// `INVALID_ARGUMENT` (reason `limit_exceeded`) when a list holds more than `limit` items.
 pub fn check_count(field: &str, count: usize, limit: usize, unit: &str) -> Result<(), Error> {
     if count > limit {
-        return Err(Error::limit_exceeded(field, count as u64, limit as u64, unit));
+        return Err(Error::limit_exceeded(
+            field,
+            count as u64,
+            limit as u64,
+            unit,
+        ));
     }
     Ok(())
 }
@@ -65,7 +75,11 @@ mod tests {
         let error = check_bytes("task", &task, TASK_BYTES).unwrap_err();
         assert_eq!(error.limit(), Some(8192));
         assert_eq!(error.actual(), Some(8193));
-        assert!(error.message().contains("8,192 bytes"), "{}", error.message());
+        assert!(
+            error.message().contains("8,192 bytes"),
+            "{}",
+            error.message()
+        );
         assert!(check_bytes("task", "short", TASK_BYTES).is_ok());
     }
 
@@ -73,12 +87,18 @@ mod tests {
     fn count_cap() {
         assert!(check_count("files", 100, FILE_LIST_ENTRIES, "files").is_ok());
         let error = check_count("files", 101, FILE_LIST_ENTRIES, "files").unwrap_err();
-        assert_eq!(error.message(), "files is 101 files; the limit is 100 files: shorten or split it");
+        assert_eq!(
+            error.message(),
+            "files is 101 files; the limit is 100 files: shorten or split it"
+        );
     }
 
     #[test]
     fn token_budget_normalization() {
-        assert_eq!(normalize_max_tokens(0, DEFAULT_TOKENS_MINIMAL_CONTEXT), 1_500);
+        assert_eq!(
+            normalize_max_tokens(0, DEFAULT_TOKENS_MINIMAL_CONTEXT),
+            1_500
+        );
         assert_eq!(normalize_max_tokens(10, 1_500), 256);
         assert_eq!(normalize_max_tokens(50_000, 1_500), 20_000);
         assert_eq!(normalize_max_tokens(4_000, 1_500), 4_000);

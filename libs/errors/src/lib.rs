@@ -187,7 +187,9 @@ impl Error {
     pub fn unimplemented(rpc: &str, capability: &str) -> Self {
         Self::new(
             ErrorKind::Unimplemented,
-            format!("{rpc} is part of the {capability} capability, which this build does not implement yet"),
+            format!(
+                "{rpc} is part of the {capability} capability, which this build does not implement yet"
+            ),
         )
     }
 
@@ -322,8 +324,11 @@ mod tests {
 
     #[test]
     fn status_round_trip_keeps_detail() {
-        let error = Error::ambiguous("two entries named api", vec!["api-a".into(), "api-b".into()])
-            .with_field("repository");
+        let error = Error::ambiguous(
+            "two entries named api",
+            vec!["api-a".into(), "api-b".into()],
+        )
+        .with_field("repository");
         let status = error.to_status();
         assert_eq!(status.code(), Code::FailedPrecondition);
         let back = Error::from_status(&status);
@@ -332,7 +337,8 @@ mod tests {
 
     #[test]
     fn custom_reason_survives_round_trip() {
-        let error = Error::new(ErrorKind::LimitExceeded, "does not fit").with_reason("budget_exceeded");
+        let error =
+            Error::new(ErrorKind::LimitExceeded, "does not fit").with_reason("budget_exceeded");
         let back = Error::from_status(&error.to_status());
         assert_eq!(back.reason(), "budget_exceeded");
         assert_eq!(back.to_status().code(), Code::InvalidArgument);

@@ -32,7 +32,12 @@ fn read_dir_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.is_file())
-        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -40,7 +45,10 @@ fn read_dir_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 fn generated_code_matches_protos() {
     let root = workspace_root();
     let files = proto_files(&root);
-    assert!(files.len() >= 10, "expected the codectx protos under proto/, found {files:?}");
+    assert!(
+        files.len() >= 10,
+        "expected the codectx protos under proto/, found {files:?}"
+    );
     let mut descriptors = protox::compile(&files, [root.join("proto")]).expect("protos compile");
     // Source locations hold absolute paths only indirectly, but they bloat the reflection
     // descriptor; the comments live in the .proto files and the generated docs.
@@ -56,7 +64,11 @@ fn generated_code_matches_protos() {
     for file in &mut descriptors.file {
         file.source_code_info = None;
     }
-    std::fs::write(out.path().join("descriptor.bin"), descriptors.encode_to_vec()).unwrap();
+    std::fs::write(
+        out.path().join("descriptor.bin"),
+        descriptors.encode_to_vec(),
+    )
+    .unwrap();
 
     let generated = read_dir_files(out.path());
     let gen_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gen");

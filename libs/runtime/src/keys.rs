@@ -52,12 +52,18 @@ pub async fn load_verifier(config: &TenantConfig) -> Result<Arc<Verifier>, Error
             }
         }
     }
-    let refresh = Duration::from_secs(if config.refresh_seconds == 0 { 60 } else { config.refresh_seconds });
+    let refresh = Duration::from_secs(if config.refresh_seconds == 0 {
+        60
+    } else {
+        config.refresh_seconds
+    });
     let weak = Arc::downgrade(&verifier);
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(refresh).await;
-            let Some(verifier) = weak.upgrade() else { break };
+            let Some(verifier) = weak.upgrade() else {
+                break;
+            };
             match fetch_keys(&endpoint).await {
                 Ok(keys) => {
                     if let Err(error) = replace_keys(&verifier, keys) {
@@ -99,9 +105,15 @@ async fn fetch_keys(endpoint: &str) -> Result<Vec<VerificationKey>, Error> {
         .into_iter()
         .map(|key| {
             let public_key: [u8; 32] = key.public_key.try_into().map_err(|_| {
-                Error::internal(format!("authz sent a public key for {} that is not 32 bytes", key.key_id))
+                Error::internal(format!(
+                    "authz sent a public key for {} that is not 32 bytes",
+                    key.key_id
+                ))
             })?;
-            Ok(VerificationKey { key_id: key.key_id, public_key })
+            Ok(VerificationKey {
+                key_id: key.key_id,
+                public_key,
+            })
         })
         .collect()
 }
@@ -109,8 +121,12 @@ async fn fetch_keys(endpoint: &str) -> Result<Vec<VerificationKey>, Error> {
 /// Reads `<key id> <base64 public key>` lines (`#` comments allowed).
 pub fn read_public_keys(path: &Path) -> Result<Vec<VerificationKey>, Error> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::invalid_argument("tenant.verification_keys_file", format!("cannot read {shown}: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::invalid_argument(
+            "tenant.verification_keys_file",
+            format!("cannot read {shown}: {e}"),
+        )
+    })?;
     let mut keys = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -120,13 +136,22 @@ pub fn read_public_keys(path: &Path) -> Result<Vec<VerificationKey>, Error> {
         let bad = || {
             Error::invalid_argument(
                 "tenant.verification_keys_file",
-                format!("{shown} line {}: expected `<key id> <base64 32-byte public key>`", number + 1),
+                format!(
+                    "{shown} line {}: expected `<key id> <base64 32-byte public key>`",
+                    number + 1
+                ),
             )
         };
         let (key_id, encoded) = line.split_once(' ').ok_or_else(bad)?;
-        let public_key: [u8; 32] =
-            STANDARD.decode(encoded.trim()).map_err(|_| bad())?.try_into().map_err(|_| bad())?;
-        keys.push(VerificationKey { key_id: key_id.to_owned(), public_key });
+        let public_key: [u8; 32] = STANDARD
+            .decode(encoded.trim())
+            .map_err(|_| bad())?
+            .try_into()
+            .map_err(|_| bad())?;
+        keys.push(VerificationKey {
+            key_id: key_id.to_owned(),
+            public_key,
+        });
     }
     if keys.is_empty() {
         return Err(Error::invalid_argument(

@@ -48,7 +48,10 @@ impl Default for ServerConfig {
 impl ServerConfig {
     /// Defaults with a given listen address.
     pub fn listening_on(listen: impl Into<String>) -> Self {
-        Self { listen: listen.into(), ..Self::default() }
+        Self {
+            listen: listen.into(),
+            ..Self::default()
+        }
     }
 }
 
@@ -61,7 +64,9 @@ pub struct Readiness {
 
 impl Readiness {
     pub fn new(ready: bool) -> Self {
-        Self { sender: Arc::new(watch::channel(ready).0) }
+        Self {
+            sender: Arc::new(watch::channel(ready).0),
+        }
     }
 
     pub fn set_ready(&self, ready: bool) {
@@ -92,7 +97,9 @@ pub struct BuiltService {
 
 impl std::fmt::Debug for BuiltService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BuiltService").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("BuiltService")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -127,7 +134,11 @@ pub async fn serve(
     tokio::spawn(async move {
         loop {
             let serving = *ready.borrow_and_update() && !*draining_rx.borrow_and_update();
-            let status = if serving { ServingStatus::Serving } else { ServingStatus::NotServing };
+            let status = if serving {
+                ServingStatus::Serving
+            } else {
+                ServingStatus::NotServing
+            };
             health_reporter.set_service_status(grpc_name, status).await;
             health_reporter.set_service_status("", status).await;
             tokio::select! {
@@ -140,7 +151,9 @@ pub async fn serve(
     let stack = ServiceBuilder::new()
         .layer(GrpcTraceLayer)
         .layer(LoadShedLayer::new())
-        .layer(GlobalConcurrencyLimitLayer::new(config.concurrency_limit.max(1)))
+        .layer(GlobalConcurrencyLimitLayer::new(
+            config.concurrency_limit.max(1),
+        ))
         .layer(TenantLayer::new(verifier).with_exempt_paths(service.exempt_paths))
         .into_inner();
 
@@ -190,12 +203,16 @@ impl RunningService {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        (&mut self.task).await.map_err(|e| Error::internal(format!("{} task: {e}", self.name)))?
+        (&mut self.task)
+            .await
+            .map_err(|e| Error::internal(format!("{} task: {e}", self.name)))?
     }
 
     /// Waits until the server stops by itself (it never does without a stop or error).
     pub async fn wait(mut self) -> Result<(), Error> {
-        (&mut self.task).await.map_err(|e| Error::internal(format!("{} task: {e}", self.name)))?
+        (&mut self.task)
+            .await
+            .map_err(|e| Error::internal(format!("{} task: {e}", self.name)))?
     }
 }
 
@@ -223,7 +240,13 @@ pub async fn spawn(
         };
         serve(service, listener, verifier, &config, signal).await
     });
-    Ok(RunningService { name, address, readiness, stop: Some(stop_tx), task })
+    Ok(RunningService {
+        name,
+        address,
+        readiness,
+        stop: Some(stop_tx),
+        task,
+    })
 }
 
 /// Resolves on SIGINT or SIGTERM.

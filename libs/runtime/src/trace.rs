@@ -37,7 +37,10 @@ where
 
     fn call(&mut self, request: http::Request<Body>) -> Self::Future {
         let path = request.uri().path();
-        let (service, method) = path.trim_start_matches('/').split_once('/').unwrap_or((path, ""));
+        let (service, method) = path
+            .trim_start_matches('/')
+            .split_once('/')
+            .unwrap_or((path, ""));
         let span = tracing::info_span!(
             "grpc.request",
             otel.name = %path,

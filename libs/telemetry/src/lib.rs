@@ -26,7 +26,10 @@ pub struct TelemetryConfig {
 
 impl Default for TelemetryConfig {
     fn default() -> Self {
-        Self { log_filter: "info".into(), otlp_endpoint: String::new() }
+        Self {
+            log_filter: "info".into(),
+            otlp_endpoint: String::new(),
+        }
     }
 }
 
@@ -46,7 +49,9 @@ pub struct TelemetryGuard {
 
 impl std::fmt::Debug for TelemetryGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TelemetryGuard").field("exporting", &self.tracer.is_some()).finish()
+        f.debug_struct("TelemetryGuard")
+            .field("exporting", &self.tracer.is_some())
+            .finish()
     }
 }
 
@@ -63,22 +68,34 @@ impl Drop for TelemetryGuard {
 
 /// Starts logging (and OTLP export when configured) for `service_name`. Call once per
 /// process; later calls (several services in one process) keep the first subscriber.
-pub fn init(service_name: &str, config: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> {
+pub fn init(
+    service_name: &str,
+    config: &TelemetryConfig,
+) -> Result<TelemetryGuard, TelemetryError> {
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(&config.log_filter));
-    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(true);
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log_filter));
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_target(true);
 
     if config.otlp_endpoint.is_empty() {
-        let _ = tracing_subscriber::registry().with(fmt.with_filter(filter)).try_init();
-        return Ok(TelemetryGuard { tracer: None, meter: None });
+        let _ = tracing_subscriber::registry()
+            .with(fmt.with_filter(filter))
+            .try_init();
+        return Ok(TelemetryGuard {
+            tracer: None,
+            meter: None,
+        });
     }
 
     let exporter_error = |reason: String| TelemetryError::Exporter {
         endpoint: config.otlp_endpoint.clone(),
         reason,
     };
-    let resource = Resource::builder().with_service_name(service_name.to_owned()).build();
+    let resource = Resource::builder()
+        .with_service_name(service_name.to_owned())
+        .build();
     let span_exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_tonic()
         .with_endpoint(&config.otlp_endpoint)
@@ -103,7 +120,10 @@ pub fn init(service_name: &str, config: &TelemetryConfig) -> Result<TelemetryGua
         .with(fmt.with_filter(filter))
         .with(tracing_opentelemetry::layer().with_tracer(tracer))
         .try_init();
-    Ok(TelemetryGuard { tracer: Some(tracer_provider), meter: Some(meter_provider) })
+    Ok(TelemetryGuard {
+        tracer: Some(tracer_provider),
+        meter: Some(meter_provider),
+    })
 }
 
 struct HeaderExtractor<'a>(&'a http::HeaderMap);
@@ -122,9 +142,10 @@ struct HeaderInjector<'a>(&'a mut http::HeaderMap);
 
 impl Injector for HeaderInjector<'_> {
     fn set(&mut self, key: &str, value: String) {
-        if let (Ok(name), Ok(value)) =
-            (http::HeaderName::from_bytes(key.as_bytes()), http::HeaderValue::from_str(&value))
-        {
+        if let (Ok(name), Ok(value)) = (
+            http::HeaderName::from_bytes(key.as_bytes()),
+            http::HeaderValue::from_str(&value),
+        ) {
             self.0.insert(name, value);
         }
     }
@@ -152,13 +173,18 @@ mod tests {
         let mut headers = http::HeaderMap::new();
         headers.insert(
             "traceparent",
-            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".parse().unwrap(),
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+                .parse()
+                .unwrap(),
         );
         let context = extract_parent(&headers);
         let span = context.span();
         let span_context = span.span_context();
         assert!(span_context.is_valid());
-        assert_eq!(span_context.trace_id().to_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(
+            span_context.trace_id().to_string(),
+            "4bf92f3577b34da6a3ce929d0e0e4736"
+        );
         assert!(span_context.is_remote());
     }
 

@@ -147,7 +147,9 @@ impl TenantContext {
     /// Puts the signed context into an outgoing request's metadata, replacing any other.
     pub fn attach<T>(&self, request: &mut tonic::Request<T>) {
         let key = MetadataKey::from_static(METADATA_KEY);
-        request.metadata_mut().insert_bin(key, BinaryMetadataValue::from_bytes(&self.signed));
+        request
+            .metadata_mut()
+            .insert_bin(key, BinaryMetadataValue::from_bytes(&self.signed));
     }
 
     /// The context as a protobuf message (for display; it carries no signature).

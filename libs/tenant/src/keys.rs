@@ -13,8 +13,7 @@ use prost::bytes::Bytes;
 
 use crate::context::{Claims, Scope, TenantContext};
 use crate::{
-    CLOCK_SKEW_SECONDS, DEFAULT_TTL_SECONDS, MAX_ENCODED_CONTEXT_BYTES, SIGNATURE_DOMAIN,
-    unix_now,
+    CLOCK_SKEW_SECONDS, DEFAULT_TTL_SECONDS, MAX_ENCODED_CONTEXT_BYTES, SIGNATURE_DOMAIN, unix_now,
 };
 
 /// Longest lifetime a verifier accepts, whatever a context claims.
@@ -28,7 +27,9 @@ pub struct SigningKey {
 
 impl std::fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SigningKey").field("key_id", &self.key_id).finish_non_exhaustive()
+        f.debug_struct("SigningKey")
+            .field("key_id", &self.key_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -43,9 +44,16 @@ pub struct VerificationKey {
 #[derive(Debug, thiserror::Error)]
 pub enum KeyFileError {
     #[error("cannot read or write key file {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("key file {path} line {line}: {reason}")]
-    Format { path: String, line: usize, reason: String },
+    Format {
+        path: String,
+        line: usize,
+        reason: String,
+    },
     #[error("key file {path} holds no key")]
     Empty { path: String },
 }
@@ -59,7 +67,10 @@ impl SigningKey {
     }
 
     pub fn from_seed(key_id: impl Into<String>, seed: [u8; 32]) -> Self {
-        Self { key_id: key_id.into(), key: ed25519_dalek::SigningKey::from_bytes(&seed) }
+        Self {
+            key_id: key_id.into(),
+            key: ed25519_dalek::SigningKey::from_bytes(&seed),
+        }
     }
 
     pub fn key_id(&self) -> &str {
@@ -77,8 +88,10 @@ impl SigningKey {
     /// the last key is the active one, earlier keys are kept for rotation.
     pub fn read_ring(path: &Path) -> Result<Vec<SigningKey>, KeyFileError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| KeyFileError::Io { path: shown.clone(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| KeyFileError::Io {
+            path: shown.clone(),
+            source,
+        })?;
         let mut keys = Vec::new();
         for (index, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -90,11 +103,15 @@ impl SigningKey {
                 line: index + 1,
                 reason: reason.to_owned(),
             };
-            let (key_id, seed) =
-                line.split_once(' ').ok_or_else(|| format("expected `<key id> <base64 seed>`"))?;
-            let seed = STANDARD.decode(seed.trim()).map_err(|_| format("seed is not base64"))?;
-            let seed: [u8; 32] =
-                seed.try_into().map_err(|_| format("seed must be 32 bytes"))?;
+            let (key_id, seed) = line
+                .split_once(' ')
+                .ok_or_else(|| format("expected `<key id> <base64 seed>`"))?;
+            let seed = STANDARD
+                .decode(seed.trim())
+                .map_err(|_| format("seed is not base64"))?;
+            let seed: [u8; 32] = seed
+                .try_into()
+                .map_err(|_| format("seed must be 32 bytes"))?;
             keys.push(SigningKey::from_seed(key_id, seed));
         }
         if keys.is_empty() {
@@ -106,12 +123,19 @@ impl SigningKey {
     /// Writes a key ring file readable only by its owner.
     pub fn write_ring(path: &Path, keys: &[SigningKey]) -> Result<(), KeyFileError> {
         let shown = path.display().to_string();
-        let io = |source| KeyFileError::Io { path: shown.clone(), source };
+        let io = |source| KeyFileError::Io {
+            path: shown.clone(),
+            source,
+        };
         let mut text = String::from(
             "# codectx authz signing keys: `<key id> <base64 seed>`; the last one signs.\n",
         );
         for key in keys {
-            text.push_str(&format!("{} {}\n", key.key_id, STANDARD.encode(key.key.to_bytes())));
+            text.push_str(&format!(
+                "{} {}\n",
+                key.key_id,
+                STANDARD.encode(key.key.to_bytes())
+            ));
         }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io)?;
@@ -144,13 +168,19 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Why a signed context was refused. Every variant maps to `UNAUTHENTICATED`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VerifyError {
-    #[error("no tenant context: the request carries no `codectx-context-bin` metadata; obtain one from authz (Authorize)")]
+    #[error(
+        "no tenant context: the request carries no `codectx-context-bin` metadata; obtain one from authz (Authorize)"
+    )]
     Missing,
     #[error("malformed tenant context: {0}")]
     Malformed(String),
-    #[error("tenant context signed with unknown key id {0:?}; the key was rotated out or never trusted")]
+    #[error(
+        "tenant context signed with unknown key id {0:?}; the key was rotated out or never trusted"
+    )]
     UnknownKey(String),
-    #[error("tenant context signature does not verify: the context was altered or signed by another key")]
+    #[error(
+        "tenant context signature does not verify: the context was altered or signed by another key"
+    )]
     BadSignature,
     #[error("tenant context expired at {expired_at} (now {now}); request a fresh one from authz")]
     Expired { expired_at: i64, now: i64 },
@@ -197,9 +227,15 @@ impl Verifier {
 
     pub fn trust(&self, key: &VerificationKey) -> Result<(), Error> {
         let verifying = ed25519_dalek::VerifyingKey::from_bytes(&key.public_key).map_err(|_| {
-            Error::invalid_argument("public_key", format!("key {} is not an Ed25519 point", key.key_id))
+            Error::invalid_argument(
+                "public_key",
+                format!("key {} is not an Ed25519 point", key.key_id),
+            )
         })?;
-        self.keys.write().expect("verifier lock").insert(key.key_id.clone(), verifying);
+        self.keys
+            .write()
+            .expect("verifier lock")
+            .insert(key.key_id.clone(), verifying);
         Ok(())
     }
 
@@ -208,7 +244,13 @@ impl Verifier {
     }
 
     pub fn key_ids(&self) -> Vec<String> {
-        let mut ids: Vec<_> = self.keys.read().expect("verifier lock").keys().cloned().collect();
+        let mut ids: Vec<_> = self
+            .keys
+            .read()
+            .expect("verifier lock")
+            .keys()
+            .cloned()
+            .collect();
         ids.sort();
         ids
     }
@@ -245,14 +287,21 @@ impl Verifier {
         let mut message = Vec::with_capacity(SIGNATURE_DOMAIN.len() + envelope.context.len());
         message.extend_from_slice(SIGNATURE_DOMAIN);
         message.extend_from_slice(&envelope.context);
-        key.verify_strict(&message, &signature).map_err(|_| VerifyError::BadSignature)?;
+        key.verify_strict(&message, &signature)
+            .map_err(|_| VerifyError::BadSignature)?;
         // Signed by a trusted key from here on; still check what authz must never emit.
         let context = from_claims(claims, Bytes::copy_from_slice(signed))?;
         if context.issued_at > now + CLOCK_SKEW_SECONDS {
-            return Err(VerifyError::NotYetValid { issued_at: context.issued_at, now });
+            return Err(VerifyError::NotYetValid {
+                issued_at: context.issued_at,
+                now,
+            });
         }
         if now > context.expires_at + CLOCK_SKEW_SECONDS {
-            return Err(VerifyError::Expired { expired_at: context.expires_at, now });
+            return Err(VerifyError::Expired {
+                expired_at: context.expires_at,
+                now,
+            });
         }
         Ok(context)
     }
@@ -327,7 +376,10 @@ pub struct Minter {
 
 impl Minter {
     pub fn new(key: SigningKey) -> Self {
-        Self { key, ttl_seconds: DEFAULT_TTL_SECONDS }
+        Self {
+            key,
+            ttl_seconds: DEFAULT_TTL_SECONDS,
+        }
     }
 
     pub fn with_ttl_seconds(mut self, ttl_seconds: i64) -> Self {
@@ -356,7 +408,9 @@ impl Minter {
             (&claims.graph_id, "graph_id"),
         ] {
             if value.is_empty() || value.contains('|') {
-                return Err(Error::internal(format!("cannot mint a context: {name} {value:?} is empty or contains '|'")));
+                return Err(Error::internal(format!(
+                    "cannot mint a context: {name} {value:?} is empty or contains '|'"
+                )));
             }
         }
         let mut scopes = claims.scopes.clone();
@@ -405,7 +459,10 @@ impl Minter {
             }
             (Some(existing), _) => existing.clone(),
             (None, Some(asked)) => {
-                if asked.is_empty() || asked.len() > 128 || !asked.bytes().all(|b| b.is_ascii_graphic()) {
+                if asked.is_empty()
+                    || asked.len() > 128
+                    || !asked.bytes().all(|b| b.is_ascii_graphic())
+                {
                     return Err(Error::invalid_argument(
                         "session_id",
                         "session_id must be 1-128 printable ASCII characters",
@@ -436,8 +493,10 @@ impl Minter {
             _ => parent.expires_at,
         };
         if expires_at <= now {
-            return Err(Error::unauthenticated("the parent context has expired; authorize again")
-                .with_reason("context_expired"));
+            return Err(
+                Error::unauthenticated("the parent context has expired; authorize again")
+                    .with_reason("context_expired"),
+            );
         }
         let context = pb::TenantContext {
             context_id: ids::mint(ids::prefix::CONTEXT),
@@ -463,8 +522,10 @@ impl Minter {
         message.extend_from_slice(SIGNATURE_DOMAIN);
         message.extend_from_slice(&encoded);
         let signature = self.key.key.sign(&message);
-        let envelope =
-            pb::SignedTenantContext { context: encoded, signature: signature.to_bytes().to_vec() };
+        let envelope = pb::SignedTenantContext {
+            context: encoded,
+            signature: signature.to_bytes().to_vec(),
+        };
         let signed = Bytes::from(envelope.encode_to_vec());
         from_claims(claims, signed).expect("a context this minter built is well formed")
     }

@@ -32,7 +32,10 @@ pub struct TenantLayer {
 
 impl TenantLayer {
     pub fn new(verifier: Arc<Verifier>) -> Self {
-        Self { verifier, exempt: Arc::from(Vec::new()) }
+        Self {
+            verifier,
+            exempt: Arc::from(Vec::new()),
+        }
     }
 
     /// Extra exact gRPC paths (e.g. `/codectx.authz.v1.AuthzService/Authorize`) served
@@ -47,7 +50,11 @@ impl<S> Layer<S> for TenantLayer {
     type Service = TenantService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        TenantService { inner, verifier: self.verifier.clone(), exempt: self.exempt.clone() }
+        TenantService {
+            inner,
+            verifier: self.verifier.clone(),
+            exempt: self.exempt.clone(),
+        }
     }
 }
 
@@ -103,11 +110,16 @@ where
     }
 }
 
-fn verify_headers(verifier: &Verifier, headers: &http::HeaderMap) -> Result<TenantContext, VerifyError> {
+fn verify_headers(
+    verifier: &Verifier,
+    headers: &http::HeaderMap,
+) -> Result<TenantContext, VerifyError> {
     let mut values = headers.get_all(METADATA_KEY).iter();
     let value = values.next().ok_or(VerifyError::Missing)?;
     if values.next().is_some() {
-        return Err(VerifyError::Malformed("more than one context in metadata".into()));
+        return Err(VerifyError::Malformed(
+            "more than one context in metadata".into(),
+        ));
     }
     if value.len() > crate::MAX_ENCODED_CONTEXT_BYTES * 4 / 3 + 4 {
         return Err(VerifyError::Malformed("metadata value is too large".into()));
@@ -121,7 +133,9 @@ fn verify_headers(verifier: &Verifier, headers: &http::HeaderMap) -> Result<Tena
 /// The verified context of a request that passed the [`TenantLayer`]. `UNAUTHENTICATED`
 /// if there is none (an exempt path, or a service built without the layer).
 pub fn from_request<T>(request: &tonic::Request<T>) -> Result<TenantContext, tonic::Status> {
-    request.extensions().get::<TenantContext>().cloned().ok_or_else(|| {
-        Error::from(VerifyError::Missing).to_status()
-    })
+    request
+        .extensions()
+        .get::<TenantContext>()
+        .cloned()
+        .ok_or_else(|| Error::from(VerifyError::Missing).to_status())
 }

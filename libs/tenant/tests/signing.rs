@@ -33,7 +33,10 @@ fn minted_context_verifies_with_every_field() {
     let verified = verifier.verify_at(minted.signed_bytes(), NOW + 1).unwrap();
     assert_eq!(verified, minted);
     assert_eq!(verified.tenant_id(), "org_a");
-    assert_eq!(verified.namespace(), "org_a|gph_0123456789abcdef0123456789abcdef");
+    assert_eq!(
+        verified.namespace(),
+        "org_a|gph_0123456789abcdef0123456789abcdef"
+    );
     assert_eq!(verified.expires_at(), NOW + 60);
     assert_eq!(verified.key_id(), "k1");
     assert!(verified.has_scope(Scope::ReadCode));
@@ -100,22 +103,37 @@ fn session_context_only_narrows() {
     // Widening scopes is refused.
     let widened = minter.derive_session_at(
         &session,
-        &SessionRequest { scopes: Some(vec![Scope::ReadMemory]), ..Default::default() },
+        &SessionRequest {
+            scopes: Some(vec![Scope::ReadMemory]),
+            ..Default::default()
+        },
         NOW,
     );
     assert!(widened.is_err());
     // Changing the session id is refused; keeping it is fine.
     let renamed = minter.derive_session_at(
         &session,
-        &SessionRequest { session_id: Some("other".into()), ..Default::default() },
+        &SessionRequest {
+            session_id: Some("other".into()),
+            ..Default::default()
+        },
         NOW,
     );
     assert!(renamed.is_err());
-    let child = minter.derive_session_at(&session, &SessionRequest::default(), NOW).unwrap();
+    let child = minter
+        .derive_session_at(&session, &SessionRequest::default(), NOW)
+        .unwrap();
     assert_eq!(child.session_id(), Some("mcp-session-1"));
     // A longer ttl never outlives the parent.
     let longer = minter
-        .derive_session_at(&parent, &SessionRequest { ttl_seconds: Some(3600), ..Default::default() }, NOW)
+        .derive_session_at(
+            &parent,
+            &SessionRequest {
+                ttl_seconds: Some(3600),
+                ..Default::default()
+            },
+            NOW,
+        )
         .unwrap();
     assert_eq!(longer.expires_at(), parent.expires_at());
 }

@@ -1,0 +1,173 @@
+//! context-assembler: Orchestrates the retrieval legs and the graph into small, budgeted answers.
+//!
+//! This build serves `Describe` (the scope the service verified for the caller); the
+//! other RPCs belong to the context assembly capability and answer UNIMPLEMENTED, after the
+//! tenant context has been verified, until that capability lands.
+
+use codectx_clients::PeerConfig;
+use codectx_errors::Error;
+use codectx_proto::assembler::v1::{self as pb, context_assembler_service_server};
+use codectx_proto::common::v1::{DescribeRequest, DescribeResponse};
+use codectx_runtime::{BuiltService, Readiness, ServerConfig, TenantConfig};
+use codectx_telemetry::TelemetryConfig;
+use codectx_tenant::from_request;
+use serde::{Deserialize, Serialize};
+use tonic::service::Routes;
+use tonic::{Request, Response, Status};
+
+/// Service name in logs, spans and the environment prefix `CODECTX_CONTEXT_ASSEMBLER__`.
+pub const NAME: &str = "context-assembler";
+
+/// Default gRPC port.
+pub const DEFAULT_PORT: u16 = 50056;
+
+const CAPABILITY: &str = "context assembly";
+
+/// Capabilities this build implements (reported by `Describe`).
+const CAPABILITIES: &[&str] = &["describe"];
+
+/// Configuration: defaults, then the TOML file, then `CODECTX_CONTEXT_ASSEMBLER__*`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub telemetry: TelemetryConfig,
+    pub tenant: TenantConfig,
+    pub peers: Peers,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            server: ServerConfig::listening_on(format!("127.0.0.1:{DEFAULT_PORT}")),
+            telemetry: TelemetryConfig::default(),
+            tenant: TenantConfig::default(),
+            peers: Peers::default(),
+        }
+    }
+}
+
+/// The `[peers]` section: services this one calls.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Peers {
+    pub lexical_ranker: PeerConfig,
+    pub embedding: PeerConfig,
+    pub vector_gateway: PeerConfig,
+    pub graph_hydrator: PeerConfig,
+}
+
+impl Default for Peers {
+    fn default() -> Self {
+        Self {
+            lexical_ranker: PeerConfig::single("http://127.0.0.1:50052"),
+            embedding: PeerConfig::single("http://127.0.0.1:50053"),
+            vector_gateway: PeerConfig::single("http://127.0.0.1:50054"),
+            graph_hydrator: PeerConfig::single("http://127.0.0.1:50055"),
+        }
+    }
+}
+
+/// Builds the service's routes; it is ready as soon as it is built.
+pub async fn build(config: Config) -> Result<BuiltService, Error> {
+    let _ = config;
+    let service = ContextAssembler {};
+    Ok(BuiltService {
+        name: NAME,
+        grpc_name: context_assembler_service_server::SERVICE_NAME,
+        routes: Routes::new(
+            context_assembler_service_server::ContextAssemblerServiceServer::new(service),
+        ),
+        exempt_paths: Vec::new(),
+        readiness: Readiness::new(true),
+    })
+}
+
+struct ContextAssembler {}
+
+#[tonic::async_trait]
+impl context_assembler_service_server::ContextAssemblerService for ContextAssembler {
+    async fn describe(
+        &self,
+        request: Request<DescribeRequest>,
+    ) -> Result<Response<DescribeResponse>, Status> {
+        let context = from_request(&request)?;
+        Ok(Response::new(codectx_runtime::describe(
+            NAME,
+            CAPABILITIES,
+            &context,
+        )))
+    }
+
+    async fn minimal_context(
+        &self,
+        request: Request<pb::MinimalContextRequest>,
+    ) -> Result<Response<pb::ContextAnswer>, Status> {
+        let _context = from_request(&request)?;
+        Err(Error::unimplemented("MinimalContext", CAPABILITY).into())
+    }
+
+    async fn symbol_context(
+        &self,
+        request: Request<pb::SymbolContextRequest>,
+    ) -> Result<Response<pb::ContextAnswer>, Status> {
+        let _context = from_request(&request)?;
+        Err(Error::unimplemented("SymbolContext", CAPABILITY).into())
+    }
+
+    async fn call_graph(
+        &self,
+        request: Request<pb::CallGraphRequest>,
+    ) -> Result<Response<pb::ContextAnswer>, Status> {
+        let _context = from_request(&request)?;
+        Err(Error::unimplemented("CallGraph", CAPABILITY).into())
+    }
+
+    async fn pr_context(
+        &self,
+        request: Request<pb::PrContextRequest>,
+    ) -> Result<Response<pb::ContextAnswer>, Status> {
+        let _context = from_request(&request)?;
+        Err(Error::unimplemented("PrContext", CAPABILITY).into())
+    }
+
+    async fn search(
+        &self,
+        request: Request<pb::SearchRequest>,
+    ) -> Result<Response<pb::ContextAnswer>, Status> {
+        let _context = from_request(&request)?;
+        Err(Error::unimplemented("Search", CAPABILITY).into())
+    }
+
+    async fn code_snippet(
+        &self,
+        request: Request<pb::CodeSnippetRequest>,
+    ) -> Result<Response<pb::ContextAnswer>, Status> {
+        let _context = from_request(&request)?;
+        Err(Error::unimplemented("CodeSnippet", CAPABILITY).into())
+    }
+
+    async fn recall(
+        &self,
+        request: Request<pb::RecallRequest>,
+    ) -> Result<Response<pb::ContextAnswer>, Status> {
+        let _context = from_request(&request)?;
+        Err(Error::unimplemented("Recall", CAPABILITY).into())
+    }
+
+    async fn remember(
+        &self,
+        request: Request<pb::RememberRequest>,
+    ) -> Result<Response<pb::ContextAnswer>, Status> {
+        let _context = from_request(&request)?;
+        Err(Error::unimplemented("Remember", CAPABILITY).into())
+    }
+
+    async fn forget(
+        &self,
+        request: Request<pb::ForgetRequest>,
+    ) -> Result<Response<pb::ContextAnswer>, Status> {
+        let _context = from_request(&request)?;
+        Err(Error::unimplemented("Forget", CAPABILITY).into())
+    }
+}
