@@ -31,6 +31,14 @@ pub fn mint(prefix: &str) -> String {
     format!("{prefix}_{}", hex::encode(random_bytes(RANDOM_BYTES)))
 }
 
+/// A deterministic id for an external identity (e.g. a graph id from a repository's
+/// canonical location), in the same strict format as minted ids.
+pub fn derive(prefix: &str, identity: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(identity.as_bytes());
+    format!("{prefix}_{}", hex::encode(&digest[..RANDOM_BYTES]))
+}
+
 /// True when `value` is `<prefix>_<32 lowercase hex>` with a 2-4 letter lowercase prefix.
 pub fn is_minted(value: &str) -> bool {
     let Some((prefix, random)) = value.split_once('_') else {
@@ -61,6 +69,14 @@ mod tests {
         assert!(is_minted(&a));
         assert!(has_prefix(&a, "org"));
         assert!(!has_prefix(&a, "sub"));
+    }
+
+    #[test]
+    fn derived_ids_are_stable_and_strict() {
+        let a = derive(prefix::GRAPH, "/src/repo");
+        assert_eq!(a, derive(prefix::GRAPH, "/src/repo"));
+        assert_ne!(a, derive(prefix::GRAPH, "/src/other"));
+        assert!(has_prefix(&a, "gph"));
     }
 
     #[test]

@@ -199,6 +199,12 @@ impl Error {
         self
     }
 
+    /// Choices to offer the caller; only ever drawn from what the caller may see.
+    pub fn with_suggestions(mut self, suggestions: Vec<String>) -> Self {
+        self.suggestions = suggestions;
+        self
+    }
+
     pub fn with_field(mut self, field: &str) -> Self {
         self.field = field.to_owned();
         self

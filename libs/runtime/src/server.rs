@@ -216,14 +216,14 @@ impl RunningService {
     }
 }
 
-/// Binds `config.listen` and serves `service` in a background task.
-pub async fn spawn(
+/// Serves `service` on an already bound `listener` in a background task.
+pub fn spawn(
     service: BuiltService,
+    listener: TcpListener,
     verifier: Arc<Verifier>,
     config: &ServerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<RunningService, Error> {
-    let listener = bind(&config.listen).await?;
     let address = listener
         .local_addr()
         .map_err(|e| Error::internal(format!("listener address: {e}")))?;
@@ -240,13 +240,7 @@ pub async fn spawn(
         };
         serve(service, listener, verifier, &config, signal).await
     });
-    Ok(RunningService {
-        name,
-        address,
-        readiness,
-        stop: Some(stop_tx),
-        task,
-    })
+    Ok(RunningService { name, address, readiness, stop: Some(stop_tx), task })
 }
 
 /// Resolves on SIGINT or SIGTERM.

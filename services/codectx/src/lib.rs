@@ -1,1 +1,6 @@
+//! The `codectx` command line: `up` (the whole stack in one process), `admin` (authz
+//! administration) and `keys` (signing-key rotation). The [`stack`] module is also the
+//! in-process cluster the end-to-end tests start, so tests run the code that ships.
 
+pub mod admin;
+pub mod stack;

@@ -1,0 +1,886 @@
+//! The access store: organisations, teams, subjects, hashed API keys, repository entries
+//! and grants, in one SQLite file. Every query binds its values as parameters.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use codectx_core::ids::{self, prefix};
+use codectx_errors::Error;
+use codectx_tenant::Scope;
+use rusqlite::{Connection, OptionalExtension, params};
+use sha2::{Digest, Sha256};
+
+const SCHEMA_VERSION: i64 = 1;
+
+/// Prefix of every API key secret, so leaked keys are recognisable by scanners.
+pub const API_KEY_PREFIX: &str = "cxk_";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS organisations (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS subjects (
+    id TEXT PRIMARY KEY,
+    organisation_id TEXT NOT NULL REFERENCES organisations(id),
+    name TEXT NOT NULL,
+    role INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (organisation_id, name)
+);
+CREATE TABLE IF NOT EXISTS teams (
+    id TEXT PRIMARY KEY,
+    organisation_id TEXT NOT NULL REFERENCES organisations(id),
+    name TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (organisation_id, name)
+);
+CREATE TABLE IF NOT EXISTS team_members (
+    team_id TEXT NOT NULL REFERENCES teams(id),
+    subject_id TEXT NOT NULL REFERENCES subjects(id),
+    PRIMARY KEY (team_id, subject_id)
+);
+CREATE TABLE IF NOT EXISTS api_keys (
+    id TEXT PRIMARY KEY,
+    subject_id TEXT NOT NULL REFERENCES subjects(id),
+    name TEXT NOT NULL,
+    prefix TEXT NOT NULL,
+    secret_hash TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS repositories (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL REFERENCES organisations(id),
+    graph_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    policy_revision INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    deleted_at INTEGER
+);
+CREATE UNIQUE INDEX IF NOT EXISTS repositories_live_name
+    ON repositories (tenant_id, name) WHERE deleted_at IS NULL;
+CREATE TABLE IF NOT EXISTS grants (
+    id TEXT PRIMARY KEY,
+    repository_id TEXT NOT NULL REFERENCES repositories(id),
+    subject_id TEXT REFERENCES subjects(id),
+    team_id TEXT REFERENCES teams(id),
+    scopes TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER,
+    CHECK ((subject_id IS NULL) <> (team_id IS NULL))
+);
+CREATE INDEX IF NOT EXISTS grants_by_repository ON grants (repository_id);
+CREATE INDEX IF NOT EXISTS grants_by_subject ON grants (subject_id);
+CREATE INDEX IF NOT EXISTS grants_by_team ON grants (team_id);
+";
+
+/// Roles, in increasing power.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    Member = 1,
+    OrgAdmin = 2,
+    PlatformAdmin = 3,
+}
+
+impl Role {
+    pub fn from_i64(value: i64) -> Role {
+        match value {
+            3 => Role::PlatformAdmin,
+            2 => Role::OrgAdmin,
+            _ => Role::Member,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Organisation {
+    pub id: String,
+    pub name: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject {
+    pub id: String,
+    pub organisation_id: String,
+    pub name: String,
+    pub role: Role,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Team {
+    pub id: String,
+    pub organisation_id: String,
+    pub name: String,
+    pub members: Vec<String>,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    pub id: String,
+    pub subject_id: String,
+    pub name: String,
+    pub prefix: String,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repository {
+    pub id: String,
+    pub tenant_id: String,
+    pub graph_id: String,
+    pub name: String,
+    pub policy_revision: u64,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grantee {
+    Subject(String),
+    Team(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub id: String,
+    pub repository_id: String,
+    pub grantee: Grantee,
+    pub scopes: Vec<Scope>,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+/// A repository entry the subject may use, with the union of its granted scopes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    pub repository: Repository,
+    pub scopes: Vec<Scope>,
+}
+
+/// The SQLite access store. One connection behind a mutex: authz work is short and the
+/// file is local, so this is simpler and faster than a pool.
+pub struct Store {
+    connection: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").finish_non_exhaustive()
+    }
+}
+
+fn storage(error: rusqlite::Error) -> Error {
+    Error::internal(format!("access store: {error}"))
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// sha256 of an API key secret, hex.
+pub fn hash_secret(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+fn scopes_to_text(scopes: &[Scope]) -> String {
+    scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",")
+}
+
+fn scopes_from_text(text: &str) -> Vec<Scope> {
+    text.split(',').filter_map(Scope::parse).collect()
+}
+
+/// Names people give things: 1-128 characters, no control characters.
+pub fn validate_name(field: &str, name: &str) -> Result<(), Error> {
+    if name.trim().is_empty() || name.chars().count() > 128 || name.chars().any(char::is_control) {
+        return Err(Error::invalid_argument(
+            field,
+            format!("{field} must be 1-128 characters without control characters"),
+        ));
+    }
+    Ok(())
+}
+
+fn require_id(field: &str, value: &str, expected_prefix: &str) -> Result<(), Error> {
+    if !ids::has_prefix(value, expected_prefix) {
+        return Err(Error::invalid_argument(
+            field,
+            format!("{field} must be an id of the form {expected_prefix}_<32 hex>"),
+        ));
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path`.
+    pub fn open(path: &Path) -> Result<Self, Error> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                Error::internal(format!("cannot create {}: {e}", parent.display()))
+            })?;
+        }
+        let connection = Connection::open(path).map_err(storage)?;
+        Self::init(connection)
+    }
+
+    /// An in-memory store, for unit tests of policy logic.
+    pub fn open_in_memory() -> Result<Self, Error> {
+        Self::init(Connection::open_in_memory().map_err(storage)?)
+    }
+
+    fn init(connection: Connection) -> Result<Self, Error> {
+        connection
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+            )
+            .map_err(storage)?;
+        connection.execute_batch(SCHEMA).map_err(storage)?;
+        let version: Option<String> = connection
+            .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
+            .optional()
+            .map_err(storage)?;
+        match version {
+            None => {
+                connection
+                    .execute(
+                        "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
+                        params![SCHEMA_VERSION.to_string()],
+                    )
+                    .map_err(storage)?;
+            }
+            Some(v) if v == SCHEMA_VERSION.to_string() => {}
+            Some(v) => {
+                return Err(Error::internal(format!(
+                    "access store schema version {v} is not supported by this build (expects {SCHEMA_VERSION})"
+                )));
+            }
+        }
+        Ok(Self { connection: Mutex::new(connection) })
+    }
+
+    fn with<T>(&self, work: impl FnOnce(&Connection) -> Result<T, Error>) -> Result<T, Error> {
+        let connection = self.connection.lock().map_err(|_| Error::internal("access store lock poisoned"))?;
+        work(&connection)
+    }
+
+    // ---- organisations --------------------------------------------------------------
+
+    pub fn create_organisation(&self, name: &str) -> Result<Organisation, Error> {
+        validate_name("name", name)?;
+        let organisation = Organisation { id: ids::mint(prefix::ORGANISATION), name: name.to_owned(), created_at: now() };
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO organisations (id, name, created_at) VALUES (?1, ?2, ?3)",
+                params![organisation.id, organisation.name, organisation.created_at],
+            )
+            .map_err(|e| unique_or(e, format!("an organisation named {name:?} exists already")))?;
+            Ok(organisation.clone())
+        })
+    }
+
+    pub fn list_organisations(&self) -> Result<Vec<Organisation>, Error> {
+        self.with(|c| {
+            let mut statement = c
+                .prepare("SELECT id, name, created_at FROM organisations ORDER BY name")
+                .map_err(storage)?;
+            let rows = statement
+                .query_map([], |r| Ok(Organisation { id: r.get(0)?, name: r.get(1)?, created_at: r.get(2)? }))
+                .map_err(storage)?;
+            rows.collect::<Result<_, _>>().map_err(storage)
+        })
+    }
+
+    pub fn organisation(&self, id: &str) -> Result<Option<Organisation>, Error> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT id, name, created_at FROM organisations WHERE id = ?1",
+                params![id],
+                |r| Ok(Organisation { id: r.get(0)?, name: r.get(1)?, created_at: r.get(2)? }),
+            )
+            .optional()
+            .map_err(storage)
+        })
+    }
+
+    pub fn organisation_by_name(&self, name: &str) -> Result<Option<Organisation>, Error> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT id, name, created_at FROM organisations WHERE name = ?1",
+                params![name],
+                |r| Ok(Organisation { id: r.get(0)?, name: r.get(1)?, created_at: r.get(2)? }),
+            )
+            .optional()
+            .map_err(storage)
+        })
+    }
+
+    fn require_organisation(&self, id: &str) -> Result<Organisation, Error> {
+        require_id("organisation_id", id, prefix::ORGANISATION)?;
+        self.organisation(id)?
+            .ok_or_else(|| Error::not_found(format!("no organisation {id}")).with_field("organisation_id"))
+    }
+
+    // ---- subjects -------------------------------------------------------------------
+
+    pub fn create_subject(&self, organisation_id: &str, name: &str, role: Role) -> Result<Subject, Error> {
+        validate_name("name", name)?;
+        self.require_organisation(organisation_id)?;
+        let subject = Subject {
+            id: ids::mint(prefix::SUBJECT),
+            organisation_id: organisation_id.to_owned(),
+            name: name.to_owned(),
+            role,
+            created_at: now(),
+        };
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO subjects (id, organisation_id, name, role, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![subject.id, subject.organisation_id, subject.name, role as i64, subject.created_at],
+            )
+            .map_err(|e| unique_or(e, format!("a subject named {name:?} exists in this organisation already")))?;
+            Ok(subject.clone())
+        })
+    }
+
+    pub fn subject(&self, id: &str) -> Result<Option<Subject>, Error> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT id, organisation_id, name, role, created_at FROM subjects WHERE id = ?1",
+                params![id],
+                subject_row,
+            )
+            .optional()
+            .map_err(storage)
+        })
+    }
+
+    pub fn subject_by_name(&self, organisation_id: &str, name: &str) -> Result<Option<Subject>, Error> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT id, organisation_id, name, role, created_at FROM subjects WHERE organisation_id = ?1 AND name = ?2",
+                params![organisation_id, name],
+                subject_row,
+            )
+            .optional()
+            .map_err(storage)
+        })
+    }
+
+    pub fn require_subject(&self, id: &str) -> Result<Subject, Error> {
+        require_id("subject_id", id, prefix::SUBJECT)?;
+        self.subject(id)?.ok_or_else(|| Error::not_found(format!("no subject {id}")).with_field("subject_id"))
+    }
+
+    pub fn list_subjects(&self, organisation_id: &str) -> Result<Vec<Subject>, Error> {
+        self.require_organisation(organisation_id)?;
+        self.with(|c| {
+            let mut statement = c
+                .prepare("SELECT id, organisation_id, name, role, created_at FROM subjects WHERE organisation_id = ?1 ORDER BY name")
+                .map_err(storage)?;
+            let rows = statement.query_map(params![organisation_id], subject_row).map_err(storage)?;
+            rows.collect::<Result<_, _>>().map_err(storage)
+        })
+    }
+
+    // ---- teams ----------------------------------------------------------------------
+
+    pub fn create_team(&self, organisation_id: &str, name: &str) -> Result<Team, Error> {
+        validate_name("name", name)?;
+        self.require_organisation(organisation_id)?;
+        let team = Team {
+            id: ids::mint(prefix::TEAM),
+            organisation_id: organisation_id.to_owned(),
+            name: name.to_owned(),
+            members: Vec::new(),
+            created_at: now(),
+        };
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO teams (id, organisation_id, name, created_at) VALUES (?1, ?2, ?3, ?4)",
+                params![team.id, team.organisation_id, team.name, team.created_at],
+            )
+            .map_err(|e| unique_or(e, format!("a team named {name:?} exists in this organisation already")))?;
+            Ok(team.clone())
+        })
+    }
+
+    pub fn team(&self, id: &str) -> Result<Option<Team>, Error> {
+        self.with(|c| {
+            let team = c
+                .query_row(
+                    "SELECT id, organisation_id, name, created_at FROM teams WHERE id = ?1",
+                    params![id],
+                    |r| {
+                        Ok(Team {
+                            id: r.get(0)?,
+                            organisation_id: r.get(1)?,
+                            name: r.get(2)?,
+                            members: Vec::new(),
+                            created_at: r.get(3)?,
+                        })
+                    },
+                )
+                .optional()
+                .map_err(storage)?;
+            let Some(mut team) = team else { return Ok(None) };
+            let mut statement = c
+                .prepare("SELECT subject_id FROM team_members WHERE team_id = ?1 ORDER BY subject_id")
+                .map_err(storage)?;
+            team.members = statement
+                .query_map(params![id], |r| r.get(0))
+                .map_err(storage)?
+                .collect::<Result<_, _>>()
+                .map_err(storage)?;
+            Ok(Some(team))
+        })
+    }
+
+    pub fn require_team(&self, id: &str) -> Result<Team, Error> {
+        require_id("team_id", id, prefix::TEAM)?;
+        self.team(id)?.ok_or_else(|| Error::not_found(format!("no team {id}")).with_field("team_id"))
+    }
+
+    pub fn list_teams(&self, organisation_id: &str) -> Result<Vec<Team>, Error> {
+        self.require_organisation(organisation_id)?;
+        let ids: Vec<String> = self.with(|c| {
+            let mut statement = c
+                .prepare("SELECT id FROM teams WHERE organisation_id = ?1 ORDER BY name")
+                .map_err(storage)?;
+            let rows = statement.query_map(params![organisation_id], |r| r.get(0)).map_err(storage)?;
+            rows.collect::<Result<_, _>>().map_err(storage)
+        })?;
+        ids.iter().filter_map(|id| self.team(id).transpose()).collect()
+    }
+
+    /// Adds or removes a member; bumps the policy revision of every repository the team is
+    /// granted, so contexts minted before the change are known to be outdated.
+    pub fn set_team_member(&self, team_id: &str, subject_id: &str, member: bool) -> Result<Team, Error> {
+        let team = self.require_team(team_id)?;
+        let subject = self.require_subject(subject_id)?;
+        if subject.organisation_id != team.organisation_id {
+            return Err(Error::invalid_argument(
+                "subject_id",
+                "the subject belongs to another organisation than the team",
+            ));
+        }
+        self.with(|c| {
+            if member {
+                c.execute(
+                    "INSERT OR IGNORE INTO team_members (team_id, subject_id) VALUES (?1, ?2)",
+                    params![team_id, subject_id],
+                )
+                .map_err(storage)?;
+            } else {
+                c.execute(
+                    "DELETE FROM team_members WHERE team_id = ?1 AND subject_id = ?2",
+                    params![team_id, subject_id],
+                )
+                .map_err(storage)?;
+            }
+            c.execute(
+                "UPDATE repositories SET policy_revision = policy_revision + 1
+                 WHERE id IN (SELECT repository_id FROM grants WHERE team_id = ?1 AND revoked_at IS NULL)",
+                params![team_id],
+            )
+            .map_err(storage)?;
+            Ok(())
+        })?;
+        self.require_team(team_id)
+    }
+
+    // ---- API keys -------------------------------------------------------------------
+
+    /// Creates a key and returns it with its secret, which is stored only as a hash.
+    pub fn create_api_key(&self, subject_id: &str, name: &str) -> Result<(ApiKey, String), Error> {
+        let secret = format!("{API_KEY_PREFIX}{}", URL_SAFE_NO_PAD.encode(ids::random_bytes(32)));
+        let key = self.insert_api_key(subject_id, name, &secret)?;
+        Ok((key, secret))
+    }
+
+    /// Registers a secret chosen elsewhere (the development key of `codectx up`). Reuses
+    /// the existing key when this secret is known already.
+    pub fn import_api_key(&self, subject_id: &str, name: &str, secret: &str) -> Result<ApiKey, Error> {
+        if secret.len() < 16 || secret.len() > 512 || !secret.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(Error::invalid_argument(
+                "api_key",
+                "an API key must be 16-512 printable ASCII characters without spaces",
+            ));
+        }
+        let hash = hash_secret(secret);
+        let existing = self.with(|c| {
+            c.query_row(
+                "SELECT id, subject_id, name, prefix, created_at, revoked_at FROM api_keys WHERE secret_hash = ?1",
+                params![hash],
+                api_key_row,
+            )
+            .optional()
+            .map_err(storage)
+        })?;
+        match existing {
+            Some(key) if key.subject_id == subject_id && key.revoked_at.is_none() => Ok(key),
+            Some(_) => Err(Error::invalid_argument(
+                "api_key",
+                "this API key is revoked or belongs to another subject; choose another",
+            )),
+            None => self.insert_api_key(subject_id, name, secret),
+        }
+    }
+
+    fn insert_api_key(&self, subject_id: &str, name: &str, secret: &str) -> Result<ApiKey, Error> {
+        validate_name("name", name)?;
+        self.require_subject(subject_id)?;
+        let key = ApiKey {
+            id: ids::mint(prefix::API_KEY),
+            subject_id: subject_id.to_owned(),
+            name: name.to_owned(),
+            prefix: secret.chars().take(12).collect(),
+            created_at: now(),
+            revoked_at: None,
+        };
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO api_keys (id, subject_id, name, prefix, secret_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![key.id, key.subject_id, key.name, key.prefix, hash_secret(secret), key.created_at],
+            )
+            .map_err(storage)?;
+            Ok(key.clone())
+        })
+    }
+
+    pub fn list_api_keys(&self, subject_id: &str) -> Result<Vec<ApiKey>, Error> {
+        self.require_subject(subject_id)?;
+        self.with(|c| {
+            let mut statement = c
+                .prepare("SELECT id, subject_id, name, prefix, created_at, revoked_at FROM api_keys WHERE subject_id = ?1 ORDER BY created_at, id")
+                .map_err(storage)?;
+            let rows = statement.query_map(params![subject_id], api_key_row).map_err(storage)?;
+            rows.collect::<Result<_, _>>().map_err(storage)
+        })
+    }
+
+    pub fn api_key(&self, id: &str) -> Result<Option<ApiKey>, Error> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT id, subject_id, name, prefix, created_at, revoked_at FROM api_keys WHERE id = ?1",
+                params![id],
+                api_key_row,
+            )
+            .optional()
+            .map_err(storage)
+        })
+    }
+
+    pub fn revoke_api_key(&self, id: &str) -> Result<ApiKey, Error> {
+        require_id("key_id", id, prefix::API_KEY)?;
+        self.with(|c| {
+            c.execute(
+                "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+                params![id, now()],
+            )
+            .map_err(storage)
+        })?;
+        self.api_key(id)?.ok_or_else(|| Error::not_found(format!("no API key {id}")).with_field("key_id"))
+    }
+
+    /// The subject of a live API key; None for unknown or revoked keys.
+    pub fn authenticate_api_key(&self, secret: &str) -> Result<Option<Subject>, Error> {
+        if secret.is_empty() || secret.len() > 512 {
+            return Ok(None);
+        }
+        let hash = hash_secret(secret);
+        self.with(|c| {
+            c.query_row(
+                "SELECT s.id, s.organisation_id, s.name, s.role, s.created_at
+                 FROM api_keys k JOIN subjects s ON s.id = k.subject_id
+                 WHERE k.secret_hash = ?1 AND k.revoked_at IS NULL",
+                params![hash],
+                subject_row,
+            )
+            .optional()
+            .map_err(storage)
+        })
+    }
+
+    // ---- repositories ---------------------------------------------------------------
+
+    pub fn create_repository(&self, organisation_id: &str, name: &str, graph_id: &str) -> Result<Repository, Error> {
+        validate_name("name", name)?;
+        self.require_organisation(organisation_id)?;
+        require_id("graph_id", graph_id, prefix::GRAPH)?;
+        let repository = Repository {
+            id: ids::mint(prefix::REPOSITORY),
+            tenant_id: organisation_id.to_owned(),
+            graph_id: graph_id.to_owned(),
+            name: name.to_owned(),
+            policy_revision: 1,
+            created_at: now(),
+        };
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO repositories (id, tenant_id, graph_id, name, policy_revision, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![repository.id, repository.tenant_id, repository.graph_id, repository.name, repository.policy_revision as i64, repository.created_at],
+            )
+            .map_err(|e| unique_or(e, format!("a repository named {name:?} exists in this organisation already")))?;
+            Ok(repository.clone())
+        })
+    }
+
+    pub fn repository(&self, id: &str) -> Result<Option<Repository>, Error> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT id, tenant_id, graph_id, name, policy_revision, created_at FROM repositories WHERE id = ?1 AND deleted_at IS NULL",
+                params![id],
+                repository_row,
+            )
+            .optional()
+            .map_err(storage)
+        })
+    }
+
+    pub fn repository_by_name(&self, organisation_id: &str, name: &str) -> Result<Option<Repository>, Error> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT id, tenant_id, graph_id, name, policy_revision, created_at FROM repositories WHERE tenant_id = ?1 AND name = ?2 AND deleted_at IS NULL",
+                params![organisation_id, name],
+                repository_row,
+            )
+            .optional()
+            .map_err(storage)
+        })
+    }
+
+    pub fn require_repository(&self, id: &str) -> Result<Repository, Error> {
+        require_id("repository_id", id, prefix::REPOSITORY)?;
+        self.repository(id)?
+            .ok_or_else(|| Error::not_found(format!("no repository entry {id}")).with_field("repository_id"))
+    }
+
+    pub fn list_repositories(&self, organisation_id: &str) -> Result<Vec<Repository>, Error> {
+        self.require_organisation(organisation_id)?;
+        self.with(|c| {
+            let mut statement = c
+                .prepare("SELECT id, tenant_id, graph_id, name, policy_revision, created_at FROM repositories WHERE tenant_id = ?1 AND deleted_at IS NULL ORDER BY name")
+                .map_err(storage)?;
+            let rows = statement.query_map(params![organisation_id], repository_row).map_err(storage)?;
+            rows.collect::<Result<_, _>>().map_err(storage)
+        })
+    }
+
+    /// Soft-deletes the entry and revokes its grants: the next Authorize fails.
+    pub fn delete_repository(&self, id: &str) -> Result<Repository, Error> {
+        let repository = self.require_repository(id)?;
+        self.with(|c| {
+            let at = now();
+            c.execute(
+                "UPDATE repositories SET deleted_at = ?2, policy_revision = policy_revision + 1 WHERE id = ?1",
+                params![id, at],
+            )
+            .map_err(storage)?;
+            c.execute(
+                "UPDATE grants SET revoked_at = ?2 WHERE repository_id = ?1 AND revoked_at IS NULL",
+                params![id, at],
+            )
+            .map_err(storage)?;
+            Ok(())
+        })?;
+        Ok(repository)
+    }
+
+    // ---- grants ---------------------------------------------------------------------
+
+    pub fn create_grant(&self, repository_id: &str, grantee: &Grantee, scopes: &[Scope]) -> Result<Grant, Error> {
+        let repository = self.require_repository(repository_id)?;
+        let organisation_of_grantee = match grantee {
+            Grantee::Subject(id) => self.require_subject(id)?.organisation_id,
+            Grantee::Team(id) => self.require_team(id)?.organisation_id,
+        };
+        if organisation_of_grantee != repository.tenant_id {
+            return Err(Error::invalid_argument(
+                "grantee",
+                "grants may only name subjects or teams of the repository's own organisation",
+            ));
+        }
+        if scopes.is_empty() {
+            return Err(Error::invalid_argument("scopes", "a grant needs at least one scope"));
+        }
+        let mut scopes = scopes.to_vec();
+        scopes.sort();
+        scopes.dedup();
+        let grant = Grant {
+            id: ids::mint(prefix::GRANT),
+            repository_id: repository_id.to_owned(),
+            grantee: grantee.clone(),
+            scopes,
+            created_at: now(),
+            revoked_at: None,
+        };
+        let (subject_id, team_id) = match grantee {
+            Grantee::Subject(id) => (Some(id.as_str()), None),
+            Grantee::Team(id) => (None, Some(id.as_str())),
+        };
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO grants (id, repository_id, subject_id, team_id, scopes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![grant.id, grant.repository_id, subject_id, team_id, scopes_to_text(&grant.scopes), grant.created_at],
+            )
+            .map_err(storage)?;
+            c.execute(
+                "UPDATE repositories SET policy_revision = policy_revision + 1 WHERE id = ?1",
+                params![repository_id],
+            )
+            .map_err(storage)?;
+            Ok(grant.clone())
+        })
+    }
+
+    pub fn grant(&self, id: &str) -> Result<Option<Grant>, Error> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT id, repository_id, subject_id, team_id, scopes, created_at, revoked_at FROM grants WHERE id = ?1",
+                params![id],
+                grant_row,
+            )
+            .optional()
+            .map_err(storage)
+        })
+    }
+
+    pub fn list_grants(&self, repository_id: &str) -> Result<Vec<Grant>, Error> {
+        self.require_repository(repository_id)?;
+        self.with(|c| {
+            let mut statement = c
+                .prepare("SELECT id, repository_id, subject_id, team_id, scopes, created_at, revoked_at FROM grants WHERE repository_id = ?1 ORDER BY created_at, id")
+                .map_err(storage)?;
+            let rows = statement.query_map(params![repository_id], grant_row).map_err(storage)?;
+            rows.collect::<Result<_, _>>().map_err(storage)
+        })
+    }
+
+    /// Revokes a grant and bumps the repository's policy revision.
+    pub fn revoke_grant(&self, id: &str) -> Result<Grant, Error> {
+        require_id("grant_id", id, prefix::GRANT)?;
+        let grant = self.grant(id)?.ok_or_else(|| Error::not_found(format!("no grant {id}")).with_field("grant_id"))?;
+        self.with(|c| {
+            let changed = c
+                .execute("UPDATE grants SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL", params![id, now()])
+                .map_err(storage)?;
+            if changed > 0 {
+                c.execute(
+                    "UPDATE repositories SET policy_revision = policy_revision + 1 WHERE id = ?1",
+                    params![grant.repository_id],
+                )
+                .map_err(storage)?;
+            }
+            Ok(())
+        })?;
+        self.grant(id)?.ok_or_else(|| Error::internal("grant vanished while revoking"))
+    }
+
+    /// Every live repository entry the subject holds a live grant for (directly or through
+    /// a team), within the subject's own organisation, with the union of granted scopes.
+    pub fn accessible_repositories(&self, subject: &Subject) -> Result<Vec<Access>, Error> {
+        self.with(|c| {
+            let mut statement = c
+                .prepare(
+                    "SELECT r.id, r.tenant_id, r.graph_id, r.name, r.policy_revision, r.created_at, g.scopes
+                     FROM grants g JOIN repositories r ON r.id = g.repository_id
+                     WHERE g.revoked_at IS NULL AND r.deleted_at IS NULL AND r.tenant_id = ?2
+                       AND (g.subject_id = ?1
+                            OR g.team_id IN (SELECT team_id FROM team_members WHERE subject_id = ?1))
+                     ORDER BY r.name, r.id",
+                )
+                .map_err(storage)?;
+            let rows = statement
+                .query_map(params![subject.id, subject.organisation_id], |r| {
+                    Ok((repository_row(r)?, r.get::<_, String>(6)?))
+                })
+                .map_err(storage)?;
+            let mut access: Vec<Access> = Vec::new();
+            for row in rows {
+                let (repository, scopes) = row.map_err(storage)?;
+                let scopes = scopes_from_text(&scopes);
+                match access.last_mut() {
+                    Some(last) if last.repository.id == repository.id => {
+                        last.scopes.extend(scopes);
+                        last.scopes.sort();
+                        last.scopes.dedup();
+                    }
+                    _ => access.push(Access { repository, scopes }),
+                }
+            }
+            Ok(access)
+        })
+    }
+}
+
+fn unique_or(error: rusqlite::Error, message: String) -> Error {
+    match &error {
+        rusqlite::Error::SqliteFailure(failure, _)
+            if failure.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            Error::new(codectx_errors::ErrorKind::AlreadyExists, message)
+        }
+        _ => storage(error),
+    }
+}
+
+fn subject_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Subject> {
+    Ok(Subject {
+        id: r.get(0)?,
+        organisation_id: r.get(1)?,
+        name: r.get(2)?,
+        role: Role::from_i64(r.get(3)?),
+        created_at: r.get(4)?,
+    })
+}
+
+fn api_key_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApiKey> {
+    Ok(ApiKey {
+        id: r.get(0)?,
+        subject_id: r.get(1)?,
+        name: r.get(2)?,
+        prefix: r.get(3)?,
+        created_at: r.get(4)?,
+        revoked_at: r.get(5)?,
+    })
+}
+
+fn repository_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Repository> {
+    Ok(Repository {
+        id: r.get(0)?,
+        tenant_id: r.get(1)?,
+        graph_id: r.get(2)?,
+        name: r.get(3)?,
+        policy_revision: r.get::<_, i64>(4)? as u64,
+        created_at: r.get(5)?,
+    })
+}
+
+fn grant_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
+    let subject: Option<String> = r.get(2)?;
+    let team: Option<String> = r.get(3)?;
+    let grantee = match (subject, team) {
+        (Some(subject), _) => Grantee::Subject(subject),
+        (None, Some(team)) => Grantee::Team(team),
+        (None, None) => Grantee::Subject(String::new()),
+    };
+    Ok(Grant {
+        id: r.get(0)?,
+        repository_id: r.get(1)?,
+        grantee,
+        scopes: scopes_from_text(&r.get::<_, String>(4)?),
+        created_at: r.get(5)?,
+        revoked_at: r.get(6)?,
+    })
+}

@@ -1,0 +1,111 @@
+//! `codectx`: run the whole stack, administer access, rotate keys.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use codectx::admin::{self, AdminArgs};
+use codectx::stack::{ServiceKind, Stack, StackOptions};
+
+/// codectx: small, precise, authorized code context for AI coding agents.
+#[derive(Debug, Parser)]
+#[command(name = "codectx", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Starts all seven services in one process on loopback ports (embedded stores).
+    Up(UpArgs),
+    /// Administers organisations, teams, subjects, API keys, repositories and grants.
+    Admin(AdminArgs),
+    /// Manages authz signing keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Debug, clap::Args)]
+struct UpArgs {
+    /// Data directory for every embedded store.
+    #[arg(long, default_value = ".codectx")]
+    data: PathBuf,
+    /// Where the gateway serves agents (MCP over HTTP at /mcp).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    gateway_addr: String,
+    /// Name of an environment variable holding the development API key to use, so scripts
+    /// and tests know it; otherwise one is created on first start and kept in the data dir.
+    #[arg(long)]
+    dev_api_key_env: Option<String>,
+    /// authz's gRPC port; the other services take the next six. 0 picks free ports.
+    #[arg(long, default_value_t = 50051)]
+    grpc_base_port: u16,
+    /// Seconds to report NOT_SERVING before stopping on SIGTERM/SIGINT.
+    #[arg(long, default_value_t = 1)]
+    drain_seconds: u64,
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCommand {
+    /// Adds a new signing key to the ring; authz signs with it from its next start and
+    /// keeps trusting older keys until they are removed from the file.
+    Rotate {
+        /// The key ring file (default: DATA/authz/signing-keys).
+        #[arg(long)]
+        key_file: Option<PathBuf>,
+        #[arg(long, default_value = ".codectx")]
+        data: PathBuf,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Up(args) => up(args).await,
+        Command::Admin(args) => admin::run(args).await,
+        Command::Keys(KeysCommand::Rotate { key_file, data }) => {
+            let path = key_file.unwrap_or_else(|| data.join("authz").join("signing-keys"));
+            let key_id = codectx_authz::rotate_signing_key(&path)?;
+            println!("added signing key {key_id} to {}; restart authz to sign with it", path.display());
+            Ok(())
+        }
+    }
+}
+
+async fn up(args: UpArgs) -> anyhow::Result<()> {
+    let _telemetry = codectx_telemetry::init("codectx", &codectx_telemetry::TelemetryConfig::default())?;
+    let dev_api_key = match &args.dev_api_key_env {
+        Some(name) => Some(std::env::var(name).map_err(|_| anyhow::anyhow!("--dev-api-key-env names {name}, which is not set"))?),
+        None => None,
+    };
+    let stack = Stack::start(StackOptions {
+        data_dir: args.data.clone(),
+        services: ServiceKind::ALL.to_vec(),
+        grpc_base_port: args.grpc_base_port,
+        gateway_http: args.gateway_addr.clone(),
+        dev_api_key,
+        drain_seconds: args.drain_seconds,
+    })
+    .await?;
+    println!("codectx is up (data in {})", args.data.display());
+    println!();
+    println!("services (gRPC, health and reflection on each):");
+    for (kind, endpoint) in stack.endpoints() {
+        println!("  {:<18} {endpoint}", kind.name());
+    }
+    if let Some(http) = stack.gateway_http() {
+        println!("  {:<18} http://{http}/mcp (agents; /healthz for probes)", "gateway (agents)");
+    }
+    println!();
+    println!("development identity:");
+    println!("  organisation  {} ({})", stack.dev.organisation.name, stack.dev.organisation.id);
+    println!("  subject       {} ({}, platform admin)", stack.dev.subject.name, stack.dev.subject.id);
+    println!("  API key       {}", stack.dev.api_key);
+    println!();
+    println!("try: CODECTX_API_KEY={} codectx admin --authz {} whoami", stack.dev.api_key, stack.endpoint(ServiceKind::Authz).unwrap_or_default());
+    println!("stop with Ctrl-C");
+    codectx_runtime::shutdown_signal().await;
+    stack.stop().await?;
+    Ok(())
+}

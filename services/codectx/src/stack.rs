@@ -1,0 +1,243 @@
+//! Starts any subset of the seven services in one process, each on its own loopback port,
+//! talking real gRPC to each other through the same `build()` the binaries use.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use codectx_authz::{Authority, DevIdentity};
+use codectx_clients::PeerConfig;
+use codectx_errors::Error;
+use codectx_runtime::{RunningService, ServerConfig, TenantConfig};
+use codectx_tenant::Verifier;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// The services of codectx, in start order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ServiceKind {
+    Authz,
+    LexicalRanker,
+    Embedding,
+    VectorGateway,
+    GraphHydrator,
+    ContextAssembler,
+    Gateway,
+}
+
+impl ServiceKind {
+    pub const ALL: [ServiceKind; 7] = [
+        ServiceKind::Authz,
+        ServiceKind::LexicalRanker,
+        ServiceKind::Embedding,
+        ServiceKind::VectorGateway,
+        ServiceKind::GraphHydrator,
+        ServiceKind::ContextAssembler,
+        ServiceKind::Gateway,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ServiceKind::Authz => codectx_authz::NAME,
+            ServiceKind::LexicalRanker => codectx_lexical_ranker::NAME,
+            ServiceKind::Embedding => codectx_embedding::NAME,
+            ServiceKind::VectorGateway => codectx_vector_gateway::NAME,
+            ServiceKind::GraphHydrator => codectx_graph_hydrator::NAME,
+            ServiceKind::ContextAssembler => codectx_context_assembler::NAME,
+            ServiceKind::Gateway => codectx_gateway::NAME,
+        }
+    }
+
+    /// Offset from the base port when fixed ports are asked for.
+    fn port_offset(self) -> u16 {
+        self as u16
+    }
+}
+
+/// How to start a stack.
+#[derive(Debug, Clone)]
+pub struct StackOptions {
+    /// Data directory: authz keeps `authz/` in it; later stores keep theirs beside it.
+    pub data_dir: PathBuf,
+    /// Which services to start (authz always starts: nothing runs without contexts).
+    pub services: Vec<ServiceKind>,
+    /// authz's port; the others follow in [`ServiceKind::ALL`] order. 0: free ports.
+    pub grpc_base_port: u16,
+    /// Where the gateway serves agents over HTTP.
+    pub gateway_http: String,
+    /// Use this development API key instead of the saved or generated one.
+    pub dev_api_key: Option<String>,
+    /// Drain period on stop, in seconds.
+    pub drain_seconds: u64,
+}
+
+impl StackOptions {
+    /// Every service on free loopback ports: for tests.
+    pub fn ephemeral(data_dir: PathBuf) -> Self {
+        Self {
+            data_dir,
+            services: ServiceKind::ALL.to_vec(),
+            grpc_base_port: 0,
+            gateway_http: "127.0.0.1:0".into(),
+            dev_api_key: None,
+            drain_seconds: 0,
+        }
+    }
+}
+
+/// A running stack.
+#[derive(Debug)]
+pub struct Stack {
+    running: Vec<RunningService>,
+    endpoints: BTreeMap<ServiceKind, String>,
+    gateway_http: Option<SocketAddr>,
+    http_task: Option<tokio::task::JoinHandle<Result<(), Error>>>,
+    stop: watch::Sender<bool>,
+    pub dev: DevIdentity,
+    pub authority: Arc<Authority>,
+    pub verifier: Arc<Verifier>,
+}
+
+fn server_config(address: &str, drain_seconds: u64) -> ServerConfig {
+    ServerConfig { drain_seconds, ..ServerConfig::listening_on(address) }
+}
+
+impl Stack {
+    pub async fn start(options: StackOptions) -> Result<Stack, Error> {
+        let mut kinds = options.services.clone();
+        if !kinds.contains(&ServiceKind::Authz) {
+            kinds.push(ServiceKind::Authz);
+        }
+        kinds.sort();
+        kinds.dedup();
+
+        // Bind every listener first so each service can be told where its peers are.
+        let mut listeners = BTreeMap::new();
+        let mut endpoints = BTreeMap::new();
+        for kind in &kinds {
+            let port = if options.grpc_base_port == 0 { 0 } else { options.grpc_base_port + kind.port_offset() };
+            let listener = codectx_runtime::bind(&format!("127.0.0.1:{port}")).await?;
+            let address = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
+            endpoints.insert(*kind, format!("http://{address}"));
+            listeners.insert(*kind, listener);
+        }
+        let peer = |kind: ServiceKind| -> PeerConfig {
+            let port = if options.grpc_base_port == 0 { 0 } else { options.grpc_base_port + kind.port_offset() };
+            PeerConfig::single(endpoints.get(&kind).cloned().unwrap_or_else(|| format!("http://127.0.0.1:{port}")))
+        };
+
+        let authz_dir = options.data_dir.join("authz");
+        let authz_config = codectx_authz::Config {
+            server: server_config("", options.drain_seconds),
+            data_dir: authz_dir.display().to_string(),
+            ..codectx_authz::Config::default()
+        };
+        let authz = codectx_authz::build(&authz_config)?;
+        let verifier = authz.verifier()?;
+        let authority = authz.authority.clone();
+        let mut authz_service = Some(authz.service);
+        let dev = codectx_authz::bootstrap_dev(authority.store(), &authz_dir, options.dev_api_key.as_deref())?;
+
+        let (stop, stop_rx) = watch::channel(false);
+        let stopped = move || {
+            let mut receiver = stop_rx.clone();
+            async move {
+                let _ = receiver.wait_for(|stopped| *stopped).await;
+            }
+        };
+        let tenant = TenantConfig::default();
+        let mut running = Vec::new();
+        let mut gateway_http = None;
+        let mut http_task = None;
+        let mut take = |kind: ServiceKind| -> TcpListener { listeners.remove(&kind).expect("bound above") };
+        for kind in kinds {
+            let server = server_config(&endpoints[&kind], options.drain_seconds);
+            let service = match kind {
+                ServiceKind::Authz => None,
+                ServiceKind::LexicalRanker => Some(
+                    codectx_lexical_ranker::build(codectx_lexical_ranker::Config {
+                        server: server.clone(),
+                        tenant: tenant.clone(),
+                        peers: codectx_lexical_ranker::Peers { graph_hydrator: peer(ServiceKind::GraphHydrator) },
+                        ..Default::default()
+                    })
+                    .await?,
+                ),
+                ServiceKind::Embedding => Some(
+                    codectx_embedding::build(codectx_embedding::Config { server: server.clone(), ..Default::default() }).await?,
+                ),
+                ServiceKind::VectorGateway => Some(
+                    codectx_vector_gateway::build(codectx_vector_gateway::Config { server: server.clone(), ..Default::default() })
+                        .await?,
+                ),
+                ServiceKind::GraphHydrator => Some(
+                    codectx_graph_hydrator::build(codectx_graph_hydrator::Config { server: server.clone(), ..Default::default() })
+                        .await?,
+                ),
+                ServiceKind::ContextAssembler => Some(
+                    codectx_context_assembler::build(codectx_context_assembler::Config {
+                        server: server.clone(),
+                        peers: codectx_context_assembler::Peers {
+                            lexical_ranker: peer(ServiceKind::LexicalRanker),
+                            embedding: peer(ServiceKind::Embedding),
+                            vector_gateway: peer(ServiceKind::VectorGateway),
+                            graph_hydrator: peer(ServiceKind::GraphHydrator),
+                        },
+                        ..Default::default()
+                    })
+                    .await?,
+                ),
+                ServiceKind::Gateway => {
+                    let gateway = codectx_gateway::build(codectx_gateway::Config {
+                        server: server.clone(),
+                        http: codectx_gateway::HttpConfig { listen: options.gateway_http.clone() },
+                        peers: codectx_gateway::Peers {
+                            authz: peer(ServiceKind::Authz),
+                            context_assembler: peer(ServiceKind::ContextAssembler),
+                        },
+                        ..Default::default()
+                    })
+                    .await?;
+                    let http_listener = codectx_runtime::bind(&options.gateway_http).await?;
+                    gateway_http = Some(http_listener.local_addr().map_err(|e| Error::internal(e.to_string()))?);
+                    http_task = Some(tokio::spawn(codectx_gateway::serve_http(gateway.http, http_listener, stopped())));
+                    Some(gateway.service)
+                }
+            };
+            // authz is built before the loop (the others need its keys); serve it here.
+            let service = match service {
+                Some(service) => service,
+                None => authz_service.take().expect("authz is served once"),
+            };
+            running.push(codectx_runtime::spawn(service, take(kind), verifier.clone(), &server, stopped())?);
+        }
+        Ok(Stack { running, endpoints, gateway_http, http_task, stop, dev, authority, verifier })
+    }
+
+    /// `http://127.0.0.1:PORT` of a started service.
+    pub fn endpoint(&self, kind: ServiceKind) -> Option<&str> {
+        self.endpoints.get(&kind).map(String::as_str)
+    }
+
+    pub fn endpoints(&self) -> &BTreeMap<ServiceKind, String> {
+        &self.endpoints
+    }
+
+    /// The gateway's agent-facing HTTP address, when the gateway runs.
+    pub fn gateway_http(&self) -> Option<SocketAddr> {
+        self.gateway_http
+    }
+
+    /// Stops every service (drain included) and waits for them.
+    pub async fn stop(self) -> Result<(), Error> {
+        let _ = self.stop.send(true);
+        for service in self.running {
+            service.wait().await?;
+        }
+        if let Some(task) = self.http_task {
+            task.await.map_err(|e| Error::internal(e.to_string()))??;
+        }
+        Ok(())
+    }
+}
