@@ -114,6 +114,12 @@ impl ErrorKind {
 /// optional structured detail.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
+    // Boxed so `Result<T, Error>` stays one pointer wide on the happy path.
+    inner: Box<Inner>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Inner {
     kind: ErrorKind,
     reason: String,
     message: String,
@@ -130,13 +136,15 @@ impl Error {
     /// An error of `kind` with its default reason.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self {
-            kind,
-            reason: kind.reason().to_owned(),
-            message: message.into(),
-            field: String::new(),
-            limit: None,
-            actual: None,
-            suggestions: Vec::new(),
+            inner: Box::new(Inner {
+                kind,
+                reason: kind.reason().to_owned(),
+                message: message.into(),
+                field: String::new(),
+                limit: None,
+                actual: None,
+                suggestions: Vec::new(),
+            }),
         }
     }
 
@@ -152,8 +160,8 @@ impl Error {
             group_thousands(limit)
         );
         let mut error = Self::new(ErrorKind::LimitExceeded, message).with_field(field);
-        error.limit = Some(limit);
-        error.actual = Some(actual);
+        error.inner.limit = Some(limit);
+        error.inner.actual = Some(actual);
         error
     }
 
@@ -162,9 +170,7 @@ impl Error {
     }
 
     pub fn ambiguous(message: impl Into<String>, suggestions: Vec<String>) -> Self {
-        let mut error = Self::new(ErrorKind::Ambiguous, message);
-        error.suggestions = suggestions;
-        error
+        Self::new(ErrorKind::Ambiguous, message).with_suggestions(suggestions)
     }
 
     pub fn permission_denied(message: impl Into<String>) -> Self {
@@ -195,66 +201,67 @@ impl Error {
 
     /// Overrides the default reason with a more specific stable one (e.g. `budget_exceeded`).
     pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
-        self.reason = reason.into();
+        self.inner.reason = reason.into();
         self
     }
 
     /// Choices to offer the caller; only ever drawn from what the caller may see.
     pub fn with_suggestions(mut self, suggestions: Vec<String>) -> Self {
-        self.suggestions = suggestions;
+        self.inner.suggestions = suggestions;
         self
     }
 
     pub fn with_field(mut self, field: &str) -> Self {
-        self.field = field.to_owned();
+        self.inner.field = field.to_owned();
         self
     }
 
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.inner.kind
     }
 
     pub fn reason(&self) -> &str {
-        &self.reason
+        &self.inner.reason
     }
 
     pub fn message(&self) -> &str {
-        &self.message
+        &self.inner.message
     }
 
     pub fn field(&self) -> &str {
-        &self.field
+        &self.inner.field
     }
 
     pub fn limit(&self) -> Option<u64> {
-        self.limit
+        self.inner.limit
     }
 
     pub fn actual(&self) -> Option<u64> {
-        self.actual
+        self.inner.actual
     }
 
     pub fn suggestions(&self) -> &[String] {
-        &self.suggestions
+        &self.inner.suggestions
     }
 
     /// The structured detail carried in status details and MCP error payloads.
     pub fn detail(&self) -> ErrorDetail {
+        let inner = &*self.inner;
         ErrorDetail {
-            reason: self.reason.clone(),
-            message: self.message.clone(),
-            field: self.field.clone(),
-            limit: self.limit,
-            actual: self.actual,
-            suggestions: self.suggestions.clone(),
+            reason: inner.reason.clone(),
+            message: inner.message.clone(),
+            field: inner.field.clone(),
+            limit: inner.limit,
+            actual: inner.actual,
+            suggestions: inner.suggestions.clone(),
         }
     }
 
     /// The one mapping from codectx errors to gRPC statuses.
     pub fn to_status(&self) -> Status {
         Status::with_details(
-            self.kind.code(),
-            self.message.clone(),
+            self.inner.kind.code(),
+            self.inner.message.clone(),
             self.detail().encode_to_vec().into(),
         )
     }
@@ -267,13 +274,15 @@ impl Error {
                 let kind = ErrorKind::from_reason(&detail.reason)
                     .unwrap_or_else(|| ErrorKind::from_code(status.code()));
                 Self {
-                    kind,
-                    reason: detail.reason,
-                    message: detail.message,
-                    field: detail.field,
-                    limit: detail.limit,
-                    actual: detail.actual,
-                    suggestions: detail.suggestions,
+                    inner: Box::new(Inner {
+                        kind,
+                        reason: detail.reason,
+                        message: detail.message,
+                        field: detail.field,
+                        limit: detail.limit,
+                        actual: detail.actual,
+                        suggestions: detail.suggestions,
+                    }),
                 }
             }
             _ => Self::new(ErrorKind::from_code(status.code()), status.message()),
@@ -283,7 +292,7 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.inner.message)
     }
 }
 
@@ -306,7 +315,7 @@ pub fn group_thousands(value: u64) -> String {
     let digits = value.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);

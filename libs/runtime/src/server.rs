@@ -240,7 +240,13 @@ pub fn spawn(
         };
         serve(service, listener, verifier, &config, signal).await
     });
-    Ok(RunningService { name, address, readiness, stop: Some(stop_tx), task })
+    Ok(RunningService {
+        name,
+        address,
+        readiness,
+        stop: Some(stop_tx),
+        task,
+    })
 }
 
 /// Resolves on SIGINT or SIGTERM.

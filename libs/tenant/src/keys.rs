@@ -62,7 +62,7 @@ impl SigningKey {
     /// A new random key. Key ids are `<label>-<8 hex>` so rotations never collide.
     pub fn generate(label: &str) -> Self {
         let seed: [u8; 32] = ids::random_bytes(32).try_into().expect("32 random bytes");
-        let suffix = hex::encode(&ids::random_bytes(4));
+        let suffix = hex::encode(ids::random_bytes(4));
         Self::from_seed(format!("{label}-{suffix}"), seed)
     }
 

@@ -52,14 +52,19 @@ impl OwnedCredential {
 
 fn bearer<T>(request: &Request<T>) -> Option<String> {
     let value = request.metadata().get("authorization")?.to_str().ok()?;
-    let token = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer "))?;
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))?;
     Some(token.trim().to_owned())
 }
 
 fn scopes(values: &[i32]) -> Result<Vec<Scope>, Error> {
     values
         .iter()
-        .map(|v| Scope::from_proto(*v).ok_or_else(|| Error::invalid_argument("scopes", format!("unknown scope {v}"))))
+        .map(|v| {
+            Scope::from_proto(*v)
+                .ok_or_else(|| Error::invalid_argument("scopes", format!("unknown scope {v}")))
+        })
         .collect()
 }
 
@@ -68,7 +73,10 @@ fn role_from_proto(value: i32) -> Result<Role, Error> {
         Ok(pb::Role::Member) | Ok(pb::Role::Unspecified) => Ok(Role::Member),
         Ok(pb::Role::OrgAdmin) => Ok(Role::OrgAdmin),
         Ok(pb::Role::PlatformAdmin) => Ok(Role::PlatformAdmin),
-        Err(_) => Err(Error::invalid_argument("role", format!("unknown role {value}"))),
+        Err(_) => Err(Error::invalid_argument(
+            "role",
+            format!("unknown role {value}"),
+        )),
     }
 }
 
@@ -81,19 +89,42 @@ fn role_to_proto(role: Role) -> i32 {
 }
 
 pub(crate) fn organisation_to_proto(o: store::Organisation) -> pb::Organisation {
-    pb::Organisation { id: o.id, name: o.name, created_at: o.created_at }
+    pb::Organisation {
+        id: o.id,
+        name: o.name,
+        created_at: o.created_at,
+    }
 }
 
 pub(crate) fn subject_to_proto(s: store::Subject) -> pb::Subject {
-    pb::Subject { id: s.id, organisation_id: s.organisation_id, name: s.name, role: role_to_proto(s.role), created_at: s.created_at }
+    pb::Subject {
+        id: s.id,
+        organisation_id: s.organisation_id,
+        name: s.name,
+        role: role_to_proto(s.role),
+        created_at: s.created_at,
+    }
 }
 
 fn team_to_proto(t: store::Team) -> pb::Team {
-    pb::Team { id: t.id, organisation_id: t.organisation_id, name: t.name, member_subject_ids: t.members, created_at: t.created_at }
+    pb::Team {
+        id: t.id,
+        organisation_id: t.organisation_id,
+        name: t.name,
+        member_subject_ids: t.members,
+        created_at: t.created_at,
+    }
 }
 
 fn api_key_to_proto(k: store::ApiKey) -> pb::ApiKey {
-    pb::ApiKey { id: k.id, subject_id: k.subject_id, name: k.name, prefix: k.prefix, created_at: k.created_at, revoked_at: k.revoked_at }
+    pb::ApiKey {
+        id: k.id,
+        subject_id: k.subject_id,
+        name: k.name,
+        prefix: k.prefix,
+        created_at: k.created_at,
+        revoked_at: k.revoked_at,
+    }
 }
 
 pub(crate) fn repository_to_proto(r: store::Repository) -> pb::AccessRepository {
@@ -122,7 +153,10 @@ fn grant_to_proto(g: store::Grant) -> pb::Grant {
     }
 }
 
-fn authorize_response(context: TenantContext, repository: store::Repository) -> pb::AuthorizeResponse {
+fn authorize_response(
+    context: TenantContext,
+    repository: store::Repository,
+) -> pb::AuthorizeResponse {
     pb::AuthorizeResponse {
         signed_context: context.signed_bytes().to_vec(),
         context: Some(context.to_proto()),
@@ -132,24 +166,46 @@ fn authorize_response(context: TenantContext, repository: store::Repository) -> 
 
 #[tonic::async_trait]
 impl AuthzService for AuthzHandler {
-    async fn describe(&self, request: Request<DescribeRequest>) -> Result<Response<DescribeResponse>, Status> {
+    async fn describe(
+        &self,
+        request: Request<DescribeRequest>,
+    ) -> Result<Response<DescribeResponse>, Status> {
         let context = from_request(&request)?;
-        Ok(Response::new(codectx_runtime::describe(crate::NAME, CAPABILITIES, &context)))
+        Ok(Response::new(codectx_runtime::describe(
+            crate::NAME,
+            CAPABILITIES,
+            &context,
+        )))
     }
 
-    async fn authenticate(&self, request: Request<pb::AuthenticateRequest>) -> Result<Response<pb::AuthenticateResponse>, Status> {
+    async fn authenticate(
+        &self,
+        request: Request<pb::AuthenticateRequest>,
+    ) -> Result<Response<pb::AuthenticateResponse>, Status> {
         let credential = credential(request.into_inner().credential);
-        let subject = blocking(&self.authority, move |a| a.authenticate(credential.as_ref().map(OwnedCredential::borrow))).await?;
-        Ok(Response::new(pb::AuthenticateResponse { subject: Some(subject_to_proto(subject)) }))
+        let subject = blocking(&self.authority, move |a| {
+            a.authenticate(credential.as_ref().map(OwnedCredential::borrow))
+        })
+        .await?;
+        Ok(Response::new(pb::AuthenticateResponse {
+            subject: Some(subject_to_proto(subject)),
+        }))
     }
 
-    async fn authorize(&self, request: Request<pb::AuthorizeRequest>) -> Result<Response<pb::AuthorizeResponse>, Status> {
+    async fn authorize(
+        &self,
+        request: Request<pb::AuthorizeRequest>,
+    ) -> Result<Response<pb::AuthorizeResponse>, Status> {
         let message = request.into_inner();
         let credential = credential(message.credential);
         let requested = scopes(&message.scopes)?;
         let selector = message.repository;
         let (context, repository) = blocking(&self.authority, move |a| {
-            a.authorize(credential.as_ref().map(OwnedCredential::borrow), &selector, &requested)
+            a.authorize(
+                credential.as_ref().map(OwnedCredential::borrow),
+                &selector,
+                &requested,
+            )
         })
         .await?;
         Ok(Response::new(authorize_response(context, repository)))
@@ -163,10 +219,17 @@ impl AuthzService for AuthzHandler {
         let message = request.into_inner();
         let session = SessionRequest {
             session_id: (!message.session_id.is_empty()).then_some(message.session_id),
-            scopes: if message.scopes.is_empty() { None } else { Some(scopes(&message.scopes)?) },
+            scopes: if message.scopes.is_empty() {
+                None
+            } else {
+                Some(scopes(&message.scopes)?)
+            },
             ttl_seconds: (message.ttl_seconds > 0).then_some(i64::from(message.ttl_seconds)),
         };
-        let (context, repository) = blocking(&self.authority, move |a| a.derive_session(&parent, &session)).await?;
+        let (context, repository) = blocking(&self.authority, move |a| {
+            a.derive_session(&parent, &session)
+        })
+        .await?;
         Ok(Response::new(authorize_response(context, repository)))
     }
 
@@ -181,7 +244,10 @@ impl AuthzService for AuthzHandler {
         })
         .await?;
         Ok(Response::new(pb::ListAccessibleRepositoriesResponse {
-            repositories: repositories.into_iter().map(|a| repository_to_proto(a.repository)).collect(),
+            repositories: repositories
+                .into_iter()
+                .map(|a| repository_to_proto(a.repository))
+                .collect(),
         }))
     }
 
@@ -194,12 +260,19 @@ impl AuthzService for AuthzHandler {
             .authority
             .verification_keys()
             .iter()
-            .map(|k| pb::VerificationKey { key_id: k.key_id.clone(), public_key: k.public_key.to_vec(), active: k.key_id == active })
+            .map(|k| pb::VerificationKey {
+                key_id: k.key_id.clone(),
+                public_key: k.public_key.to_vec(),
+                active: k.key_id == active,
+            })
             .collect();
         Ok(Response::new(pb::GetVerificationKeysResponse { keys }))
     }
 
-    async fn create_organisation(&self, request: Request<pb::CreateOrganisationRequest>) -> Result<Response<pb::Organisation>, Status> {
+    async fn create_organisation(
+        &self,
+        request: Request<pb::CreateOrganisationRequest>,
+    ) -> Result<Response<pb::Organisation>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let organisation = blocking(&self.authority, move |a| {
@@ -211,32 +284,48 @@ impl AuthzService for AuthzHandler {
         Ok(Response::new(organisation_to_proto(organisation)))
     }
 
-    async fn list_organisations(&self, request: Request<pb::ListOrganisationsRequest>) -> Result<Response<pb::ListOrganisationsResponse>, Status> {
+    async fn list_organisations(
+        &self,
+        request: Request<pb::ListOrganisationsRequest>,
+    ) -> Result<Response<pb::ListOrganisationsResponse>, Status> {
         let bearer = bearer(&request);
         let organisations = blocking(&self.authority, move |a| {
             let admin = a.admin(bearer.as_deref())?;
             let all = a.store().list_organisations()?;
-            Ok(all.into_iter().filter(|o| a.require_admin_of(&admin, &o.id).is_ok()).collect::<Vec<_>>())
+            Ok(all
+                .into_iter()
+                .filter(|o| a.require_admin_of(&admin, &o.id).is_ok())
+                .collect::<Vec<_>>())
         })
         .await?;
         Ok(Response::new(pb::ListOrganisationsResponse {
-            organisations: organisations.into_iter().map(organisation_to_proto).collect(),
+            organisations: organisations
+                .into_iter()
+                .map(organisation_to_proto)
+                .collect(),
         }))
     }
 
-    async fn create_team(&self, request: Request<pb::CreateTeamRequest>) -> Result<Response<pb::Team>, Status> {
+    async fn create_team(
+        &self,
+        request: Request<pb::CreateTeamRequest>,
+    ) -> Result<Response<pb::Team>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let team = blocking(&self.authority, move |a| {
             let admin = a.admin(bearer.as_deref())?;
             a.require_admin_of(&admin, &message.organisation_id)?;
-            a.store().create_team(&message.organisation_id, &message.name)
+            a.store()
+                .create_team(&message.organisation_id, &message.name)
         })
         .await?;
         Ok(Response::new(team_to_proto(team)))
     }
 
-    async fn list_teams(&self, request: Request<pb::ListTeamsRequest>) -> Result<Response<pb::ListTeamsResponse>, Status> {
+    async fn list_teams(
+        &self,
+        request: Request<pb::ListTeamsRequest>,
+    ) -> Result<Response<pb::ListTeamsResponse>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let teams = blocking(&self.authority, move |a| {
@@ -245,18 +334,29 @@ impl AuthzService for AuthzHandler {
             a.store().list_teams(&message.organisation_id)
         })
         .await?;
-        Ok(Response::new(pb::ListTeamsResponse { teams: teams.into_iter().map(team_to_proto).collect() }))
+        Ok(Response::new(pb::ListTeamsResponse {
+            teams: teams.into_iter().map(team_to_proto).collect(),
+        }))
     }
 
-    async fn add_team_member(&self, request: Request<pb::TeamMemberRequest>) -> Result<Response<pb::Team>, Status> {
+    async fn add_team_member(
+        &self,
+        request: Request<pb::TeamMemberRequest>,
+    ) -> Result<Response<pb::Team>, Status> {
         self.team_member(request, true).await
     }
 
-    async fn remove_team_member(&self, request: Request<pb::TeamMemberRequest>) -> Result<Response<pb::Team>, Status> {
+    async fn remove_team_member(
+        &self,
+        request: Request<pb::TeamMemberRequest>,
+    ) -> Result<Response<pb::Team>, Status> {
         self.team_member(request, false).await
     }
 
-    async fn create_subject(&self, request: Request<pb::CreateSubjectRequest>) -> Result<Response<pb::Subject>, Status> {
+    async fn create_subject(
+        &self,
+        request: Request<pb::CreateSubjectRequest>,
+    ) -> Result<Response<pb::Subject>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let role = role_from_proto(message.role)?;
@@ -266,13 +366,17 @@ impl AuthzService for AuthzHandler {
             if role == Role::PlatformAdmin {
                 a.require_platform_admin(&admin)?;
             }
-            a.store().create_subject(&message.organisation_id, &message.name, role)
+            a.store()
+                .create_subject(&message.organisation_id, &message.name, role)
         })
         .await?;
         Ok(Response::new(subject_to_proto(subject)))
     }
 
-    async fn list_subjects(&self, request: Request<pb::ListSubjectsRequest>) -> Result<Response<pb::ListSubjectsResponse>, Status> {
+    async fn list_subjects(
+        &self,
+        request: Request<pb::ListSubjectsRequest>,
+    ) -> Result<Response<pb::ListSubjectsResponse>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let subjects = blocking(&self.authority, move |a| {
@@ -281,10 +385,15 @@ impl AuthzService for AuthzHandler {
             a.store().list_subjects(&message.organisation_id)
         })
         .await?;
-        Ok(Response::new(pb::ListSubjectsResponse { subjects: subjects.into_iter().map(subject_to_proto).collect() }))
+        Ok(Response::new(pb::ListSubjectsResponse {
+            subjects: subjects.into_iter().map(subject_to_proto).collect(),
+        }))
     }
 
-    async fn create_api_key(&self, request: Request<pb::CreateApiKeyRequest>) -> Result<Response<pb::CreateApiKeyResponse>, Status> {
+    async fn create_api_key(
+        &self,
+        request: Request<pb::CreateApiKeyRequest>,
+    ) -> Result<Response<pb::CreateApiKeyResponse>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let (key, secret) = blocking(&self.authority, move |a| {
@@ -292,15 +401,23 @@ impl AuthzService for AuthzHandler {
             let subject = a.store().require_subject(&message.subject_id)?;
             a.require_admin_of(&admin, &subject.organisation_id)?;
             if subject.role > admin.role {
-                return Err(Error::permission_denied("an admin cannot create keys for a more powerful subject"));
+                return Err(Error::permission_denied(
+                    "an admin cannot create keys for a more powerful subject",
+                ));
             }
             a.store().create_api_key(&subject.id, &message.name)
         })
         .await?;
-        Ok(Response::new(pb::CreateApiKeyResponse { key: Some(api_key_to_proto(key)), secret }))
+        Ok(Response::new(pb::CreateApiKeyResponse {
+            key: Some(api_key_to_proto(key)),
+            secret,
+        }))
     }
 
-    async fn list_api_keys(&self, request: Request<pb::ListApiKeysRequest>) -> Result<Response<pb::ListApiKeysResponse>, Status> {
+    async fn list_api_keys(
+        &self,
+        request: Request<pb::ListApiKeysRequest>,
+    ) -> Result<Response<pb::ListApiKeysResponse>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let keys = blocking(&self.authority, move |a| {
@@ -310,18 +427,22 @@ impl AuthzService for AuthzHandler {
             a.store().list_api_keys(&subject.id)
         })
         .await?;
-        Ok(Response::new(pb::ListApiKeysResponse { keys: keys.into_iter().map(api_key_to_proto).collect() }))
+        Ok(Response::new(pb::ListApiKeysResponse {
+            keys: keys.into_iter().map(api_key_to_proto).collect(),
+        }))
     }
 
-    async fn revoke_api_key(&self, request: Request<pb::RevokeApiKeyRequest>) -> Result<Response<pb::ApiKey>, Status> {
+    async fn revoke_api_key(
+        &self,
+        request: Request<pb::RevokeApiKeyRequest>,
+    ) -> Result<Response<pb::ApiKey>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let key = blocking(&self.authority, move |a| {
             let admin = a.admin(bearer.as_deref())?;
-            let key = a
-                .store()
-                .api_key(&message.key_id)?
-                .ok_or_else(|| Error::not_found(format!("no API key {}", message.key_id)).with_field("key_id"))?;
+            let key = a.store().api_key(&message.key_id)?.ok_or_else(|| {
+                Error::not_found(format!("no API key {}", message.key_id)).with_field("key_id")
+            })?;
             let subject = a.store().require_subject(&key.subject_id)?;
             a.require_admin_of(&admin, &subject.organisation_id)?;
             a.store().revoke_api_key(&key.id)
@@ -330,19 +451,26 @@ impl AuthzService for AuthzHandler {
         Ok(Response::new(api_key_to_proto(key)))
     }
 
-    async fn create_repository(&self, request: Request<pb::CreateRepositoryRequest>) -> Result<Response<pb::AccessRepository>, Status> {
+    async fn create_repository(
+        &self,
+        request: Request<pb::CreateRepositoryRequest>,
+    ) -> Result<Response<pb::AccessRepository>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let repository = blocking(&self.authority, move |a| {
             let admin = a.admin(bearer.as_deref())?;
             a.require_admin_of(&admin, &message.organisation_id)?;
-            a.store().create_repository(&message.organisation_id, &message.name, &message.graph_id)
+            a.store()
+                .create_repository(&message.organisation_id, &message.name, &message.graph_id)
         })
         .await?;
         Ok(Response::new(repository_to_proto(repository)))
     }
 
-    async fn list_repositories(&self, request: Request<pb::ListRepositoriesRequest>) -> Result<Response<pb::ListRepositoriesResponse>, Status> {
+    async fn list_repositories(
+        &self,
+        request: Request<pb::ListRepositoriesRequest>,
+    ) -> Result<Response<pb::ListRepositoriesResponse>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let repositories = blocking(&self.authority, move |a| {
@@ -356,7 +484,10 @@ impl AuthzService for AuthzHandler {
         }))
     }
 
-    async fn delete_repository(&self, request: Request<pb::DeleteRepositoryRequest>) -> Result<Response<pb::AccessRepository>, Status> {
+    async fn delete_repository(
+        &self,
+        request: Request<pb::DeleteRepositoryRequest>,
+    ) -> Result<Response<pb::AccessRepository>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let repository = blocking(&self.authority, move |a| {
@@ -369,13 +500,20 @@ impl AuthzService for AuthzHandler {
         Ok(Response::new(repository_to_proto(repository)))
     }
 
-    async fn create_grant(&self, request: Request<pb::CreateGrantRequest>) -> Result<Response<pb::Grant>, Status> {
+    async fn create_grant(
+        &self,
+        request: Request<pb::CreateGrantRequest>,
+    ) -> Result<Response<pb::Grant>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let grantee = match message.grantee {
             Some(pb::create_grant_request::Grantee::SubjectId(id)) => Grantee::Subject(id),
             Some(pb::create_grant_request::Grantee::TeamId(id)) => Grantee::Team(id),
-            None => return Err(Error::invalid_argument("grantee", "name a subject_id or a team_id").into()),
+            None => {
+                return Err(
+                    Error::invalid_argument("grantee", "name a subject_id or a team_id").into(),
+                );
+            }
         };
         let granted = scopes(&message.scopes)?;
         let grant = blocking(&self.authority, move |a| {
@@ -388,7 +526,10 @@ impl AuthzService for AuthzHandler {
         Ok(Response::new(grant_to_proto(grant)))
     }
 
-    async fn list_grants(&self, request: Request<pb::ListGrantsRequest>) -> Result<Response<pb::ListGrantsResponse>, Status> {
+    async fn list_grants(
+        &self,
+        request: Request<pb::ListGrantsRequest>,
+    ) -> Result<Response<pb::ListGrantsResponse>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let grants = blocking(&self.authority, move |a| {
@@ -398,18 +539,22 @@ impl AuthzService for AuthzHandler {
             a.store().list_grants(&repository.id)
         })
         .await?;
-        Ok(Response::new(pb::ListGrantsResponse { grants: grants.into_iter().map(grant_to_proto).collect() }))
+        Ok(Response::new(pb::ListGrantsResponse {
+            grants: grants.into_iter().map(grant_to_proto).collect(),
+        }))
     }
 
-    async fn revoke_grant(&self, request: Request<pb::RevokeGrantRequest>) -> Result<Response<pb::Grant>, Status> {
+    async fn revoke_grant(
+        &self,
+        request: Request<pb::RevokeGrantRequest>,
+    ) -> Result<Response<pb::Grant>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let grant = blocking(&self.authority, move |a| {
             let admin = a.admin(bearer.as_deref())?;
-            let grant = a
-                .store()
-                .grant(&message.grant_id)?
-                .ok_or_else(|| Error::not_found(format!("no grant {}", message.grant_id)).with_field("grant_id"))?;
+            let grant = a.store().grant(&message.grant_id)?.ok_or_else(|| {
+                Error::not_found(format!("no grant {}", message.grant_id)).with_field("grant_id")
+            })?;
             let repository = a.store().require_repository(&grant.repository_id)?;
             a.require_admin_of(&admin, &repository.tenant_id)?;
             a.store().revoke_grant(&grant.id)
@@ -420,14 +565,19 @@ impl AuthzService for AuthzHandler {
 }
 
 impl AuthzHandler {
-    async fn team_member(&self, request: Request<pb::TeamMemberRequest>, member: bool) -> Result<Response<pb::Team>, Status> {
+    async fn team_member(
+        &self,
+        request: Request<pb::TeamMemberRequest>,
+        member: bool,
+    ) -> Result<Response<pb::Team>, Status> {
         let bearer = bearer(&request);
         let message = request.into_inner();
         let team = blocking(&self.authority, move |a| {
             let admin = a.admin(bearer.as_deref())?;
             let team = a.store().require_team(&message.team_id)?;
             a.require_admin_of(&admin, &team.organisation_id)?;
-            a.store().set_team_member(&team.id, &message.subject_id, member)
+            a.store()
+                .set_team_member(&team.id, &message.subject_id, member)
         })
         .await?;
         Ok(Response::new(team_to_proto(team)))

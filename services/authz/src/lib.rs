@@ -87,7 +87,10 @@ impl Default for Config {
 
 impl Default for SigningConfig {
     fn default() -> Self {
-        Self { key_file: String::new(), ttl_seconds: codectx_tenant::DEFAULT_TTL_SECONDS }
+        Self {
+            key_file: String::new(),
+            ttl_seconds: codectx_tenant::DEFAULT_TTL_SECONDS,
+        }
     }
 }
 
@@ -101,7 +104,9 @@ pub struct Authz {
 impl Authz {
     /// A verifier that trusts every key this authz signs with.
     pub fn verifier(&self) -> Result<Arc<Verifier>, Error> {
-        Ok(Arc::new(Verifier::new(self.authority.verification_keys().iter().cloned())?))
+        Ok(Arc::new(Verifier::new(
+            self.authority.verification_keys().iter().cloned(),
+        )?))
     }
 }
 
@@ -116,17 +121,27 @@ pub fn build(config: &Config) -> Result<Authz, Error> {
         PathBuf::from(&config.signing.key_file)
     };
     let mut ring = load_or_create_ring(&key_file)?;
-    let verification_keys: Vec<VerificationKey> = ring.iter().map(SigningKey::verification_key).collect();
+    let verification_keys: Vec<VerificationKey> =
+        ring.iter().map(SigningKey::verification_key).collect();
     let active = ring.pop().expect("a key ring is never empty");
-    tracing::info!(key_id = active.key_id(), trusted = verification_keys.len(), "authz signing key loaded");
+    tracing::info!(
+        key_id = active.key_id(),
+        trusted = verification_keys.len(),
+        "authz signing key loaded"
+    );
     let minter = Minter::new(active).with_ttl_seconds(config.signing.ttl_seconds);
     let authority = Arc::new(Authority::new(store, minter, verification_keys));
-    let handler = grpc::AuthzHandler { authority: authority.clone() };
+    let handler = grpc::AuthzHandler {
+        authority: authority.clone(),
+    };
     let service = BuiltService {
         name: NAME,
         grpc_name: SERVICE_NAME,
         routes: Routes::new(AuthzServiceServer::new(handler)),
-        exempt_paths: CREDENTIAL_RPCS.iter().map(|rpc| format!("/{SERVICE_NAME}/{rpc}")).collect(),
+        exempt_paths: CREDENTIAL_RPCS
+            .iter()
+            .map(|rpc| format!("/{SERVICE_NAME}/{rpc}"))
+            .collect(),
         readiness: Readiness::new(true),
     };
     Ok(Authz { service, authority })
@@ -163,7 +178,11 @@ pub struct DevIdentity {
 /// Ensures a `dev` organisation and a platform-admin `dev` subject with an API key: the
 /// given one, else the one saved in `<data_dir>/dev-api-key` (mode 0600, development
 /// only), else a new one saved there.
-pub fn bootstrap_dev(store: &Store, data_dir: &Path, api_key: Option<&str>) -> Result<DevIdentity, Error> {
+pub fn bootstrap_dev(
+    store: &Store,
+    data_dir: &Path,
+    api_key: Option<&str>,
+) -> Result<DevIdentity, Error> {
     let organisation = match store.organisation_by_name("dev")? {
         Some(organisation) => organisation,
         None => store.create_organisation("dev")?,
@@ -185,12 +204,17 @@ pub fn bootstrap_dev(store: &Store, data_dir: &Path, api_key: Option<&str>) -> R
         },
     };
     store.import_api_key(&subject.id, "codectx up", &api_key)?;
-    Ok(DevIdentity { organisation, subject, api_key })
+    Ok(DevIdentity {
+        organisation,
+        subject,
+        api_key,
+    })
 }
 
 fn write_secret_file(path: &Path, secret: &str) -> Result<(), Error> {
     use std::io::Write;
-    let error = |e: std::io::Error| Error::internal(format!("cannot write {}: {e}", path.display()));
+    let error =
+        |e: std::io::Error| Error::internal(format!("cannot write {}: {e}", path.display()));
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(error)?;
     }
@@ -221,12 +245,15 @@ pub fn ensure_repository_access(
         None => store.create_repository(organisation_id, name, graph_id)?,
     };
     let subject = store.require_subject(subject_id)?;
-    let has_grant = store
-        .accessible_repositories(&subject)?
-        .iter()
-        .any(|a| a.repository.id == repository.id && Scope::ALL.iter().all(|s| a.scopes.contains(s)));
+    let has_grant = store.accessible_repositories(&subject)?.iter().any(|a| {
+        a.repository.id == repository.id && Scope::ALL.iter().all(|s| a.scopes.contains(s))
+    });
     if !has_grant {
-        store.create_grant(&repository.id, &store::Grantee::Subject(subject_id.to_owned()), &Scope::ALL)?;
+        store.create_grant(
+            &repository.id,
+            &store::Grantee::Subject(subject_id.to_owned()),
+            &Scope::ALL,
+        )?;
     }
     store.require_repository(&repository.id)
 }

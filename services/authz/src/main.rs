@@ -22,6 +22,13 @@ async fn main() -> anyhow::Result<()> {
     let authz = build(&config)?;
     let verifier = authz.verifier()?;
     let listener = codectx_runtime::bind(&config.server.listen).await?;
-    codectx_runtime::serve(authz.service, listener, verifier, &config.server, codectx_runtime::shutdown_signal()).await?;
+    codectx_runtime::serve(
+        authz.service,
+        listener,
+        verifier,
+        &config.server,
+        codectx_runtime::shutdown_signal(),
+    )
+    .await?;
     Ok(())
 }

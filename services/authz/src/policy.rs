@@ -27,8 +27,10 @@ pub struct Authority {
 }
 
 fn unauthenticated() -> Error {
-    Error::unauthenticated("the API key is unknown or revoked; create a new one with `codectx admin key create`")
-        .with_reason("credential_rejected")
+    Error::unauthenticated(
+        "the API key is unknown or revoked; create a new one with `codectx admin key create`",
+    )
+    .with_reason("credential_rejected")
 }
 
 fn shown(selector: &str) -> String {
@@ -41,7 +43,11 @@ fn shown(selector: &str) -> String {
 
 impl Authority {
     pub fn new(store: Arc<Store>, minter: Minter, verification_keys: Vec<VerificationKey>) -> Self {
-        Self { store, minter, verification_keys }
+        Self {
+            store,
+            minter,
+            verification_keys,
+        }
     }
 
     pub fn store(&self) -> &Arc<Store> {
@@ -59,12 +65,16 @@ impl Authority {
 
     pub fn authenticate(&self, credential: Option<Credential<'_>>) -> Result<Subject, Error> {
         match credential {
-            None => Err(Error::unauthenticated("no credential: pass an API key").with_reason("credential_missing")),
+            None => Err(Error::unauthenticated("no credential: pass an API key")
+                .with_reason("credential_missing")),
             Some(Credential::BearerToken) => Err(Error::new(
                 codectx_errors::ErrorKind::Unimplemented,
                 "JWT bearer tokens are not supported by this build; use an API key",
             )),
-            Some(Credential::ApiKey(secret)) => self.store.authenticate_api_key(secret)?.ok_or_else(unauthenticated),
+            Some(Credential::ApiKey(secret)) => self
+                .store
+                .authenticate_api_key(secret)?
+                .ok_or_else(unauthenticated),
         }
     }
 
@@ -73,11 +83,17 @@ impl Authority {
     /// subject may see.
     pub fn resolve(&self, subject: &Subject, selector: &str) -> Result<Access, Error> {
         if selector.is_empty() {
-            return Err(Error::invalid_argument("repository", "repository is empty: pass a repository name or id (list_repositories shows them)"));
+            return Err(Error::invalid_argument(
+                "repository",
+                "repository is empty: pass a repository name or id (list_repositories shows them)",
+            ));
         }
         limits::check_bytes("repository", selector, limits::SELECTOR_BYTES)?;
         let accessible = self.store.accessible_repositories(subject)?;
-        if let Some(access) = accessible.iter().find(|a| a.repository.id == selector || a.repository.name == selector) {
+        if let Some(access) = accessible
+            .iter()
+            .find(|a| a.repository.id == selector || a.repository.name == selector)
+        {
             return Ok(access.clone());
         }
         let lowered = selector.to_lowercase();
@@ -94,7 +110,9 @@ impl Authority {
             0 => {
                 let suggestions: Vec<String> = accessible
                     .iter()
-                    .filter(|a| !lowered.is_empty() && a.repository.name.to_lowercase().contains(&lowered))
+                    .filter(|a| {
+                        !lowered.is_empty() && a.repository.name.to_lowercase().contains(&lowered)
+                    })
                     .map(|a| a.repository.name.clone())
                     .take(MAX_SUGGESTIONS)
                     .collect();
@@ -110,7 +128,11 @@ impl Authority {
                 Err(error)
             }
             _ => {
-                let suggestions = matches.iter().map(|a| a.repository.name.clone()).take(MAX_SUGGESTIONS).collect();
+                let suggestions = matches
+                    .iter()
+                    .map(|a| a.repository.name.clone())
+                    .take(MAX_SUGGESTIONS)
+                    .collect();
                 Err(Error::ambiguous(
                     format!("{:?} matches several repositories you can access; pass one of the suggested names", shown(selector)),
                     suggestions,
@@ -161,16 +183,17 @@ impl Authority {
         parent: &TenantContext,
         request: &SessionRequest,
     ) -> Result<(TenantContext, Repository), Error> {
-        let subject = self
-            .store
-            .subject(parent.subject_id())?
-            .ok_or_else(|| Error::permission_denied("the context's subject no longer exists; authorize again"))?;
+        let subject = self.store.subject(parent.subject_id())?.ok_or_else(|| {
+            Error::permission_denied("the context's subject no longer exists; authorize again")
+        })?;
         let access = self
             .store
             .accessible_repositories(&subject)?
             .into_iter()
             .find(|a| a.repository.id == parent.repository_id())
-            .ok_or_else(|| Error::permission_denied("access to the context's repository was revoked"))?;
+            .ok_or_else(|| {
+                Error::permission_denied("access to the context's repository was revoked")
+            })?;
         if access.repository.policy_revision != parent.policy_revision() {
             return Err(Error::permission_denied(
                 "access to this repository changed since the context was minted; authorize again",
@@ -184,8 +207,10 @@ impl Authority {
     /// The admin subject behind an `authorization: Bearer <api key>` value.
     pub fn admin(&self, bearer: Option<&str>) -> Result<Subject, Error> {
         let secret = bearer.ok_or_else(|| {
-            Error::unauthenticated("admin calls need `authorization: Bearer <api key>` of an admin subject")
-                .with_reason("credential_missing")
+            Error::unauthenticated(
+                "admin calls need `authorization: Bearer <api key>` of an admin subject",
+            )
+            .with_reason("credential_missing")
         })?;
         let subject = self.authenticate(Some(Credential::ApiKey(secret)))?;
         if subject.role < Role::OrgAdmin {
@@ -199,7 +224,9 @@ impl Authority {
 
     /// Allows platform admins everywhere and org admins in their own organisation.
     pub fn require_admin_of(&self, admin: &Subject, organisation_id: &str) -> Result<(), Error> {
-        if admin.role == Role::PlatformAdmin || (admin.role == Role::OrgAdmin && admin.organisation_id == organisation_id) {
+        if admin.role == Role::PlatformAdmin
+            || (admin.role == Role::OrgAdmin && admin.organisation_id == organisation_id)
+        {
             Ok(())
         } else {
             Err(Error::permission_denied(format!(
@@ -213,7 +240,9 @@ impl Authority {
         if admin.role == Role::PlatformAdmin {
             Ok(())
         } else {
-            Err(Error::permission_denied("only a platform admin may do this"))
+            Err(Error::permission_denied(
+                "only a platform admin may do this",
+            ))
         }
     }
 }

@@ -194,7 +194,11 @@ pub fn hash_secret(secret: &str) -> String {
 }
 
 fn scopes_to_text(scopes: &[Scope]) -> String {
-    scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",")
+    scopes
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn scopes_from_text(text: &str) -> Vec<Scope> {
@@ -226,9 +230,8 @@ impl Store {
     /// Opens (creating if needed) the store at `path`.
     pub fn open(path: &Path) -> Result<Self, Error> {
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| {
-                Error::internal(format!("cannot create {}: {e}", parent.display()))
-            })?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| Error::internal(format!("cannot create {}: {e}", parent.display())))?;
         }
         let connection = Connection::open(path).map_err(storage)?;
         Self::init(connection)
@@ -247,7 +250,11 @@ impl Store {
             .map_err(storage)?;
         connection.execute_batch(SCHEMA).map_err(storage)?;
         let version: Option<String> = connection
-            .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(storage)?;
         match version {
@@ -266,11 +273,16 @@ impl Store {
                 )));
             }
         }
-        Ok(Self { connection: Mutex::new(connection) })
+        Ok(Self {
+            connection: Mutex::new(connection),
+        })
     }
 
     fn with<T>(&self, work: impl FnOnce(&Connection) -> Result<T, Error>) -> Result<T, Error> {
-        let connection = self.connection.lock().map_err(|_| Error::internal("access store lock poisoned"))?;
+        let connection = self
+            .connection
+            .lock()
+            .map_err(|_| Error::internal("access store lock poisoned"))?;
         work(&connection)
     }
 
@@ -278,7 +290,11 @@ impl Store {
 
     pub fn create_organisation(&self, name: &str) -> Result<Organisation, Error> {
         validate_name("name", name)?;
-        let organisation = Organisation { id: ids::mint(prefix::ORGANISATION), name: name.to_owned(), created_at: now() };
+        let organisation = Organisation {
+            id: ids::mint(prefix::ORGANISATION),
+            name: name.to_owned(),
+            created_at: now(),
+        };
         self.with(|c| {
             c.execute(
                 "INSERT INTO organisations (id, name, created_at) VALUES (?1, ?2, ?3)",
@@ -295,7 +311,13 @@ impl Store {
                 .prepare("SELECT id, name, created_at FROM organisations ORDER BY name")
                 .map_err(storage)?;
             let rows = statement
-                .query_map([], |r| Ok(Organisation { id: r.get(0)?, name: r.get(1)?, created_at: r.get(2)? }))
+                .query_map([], |r| {
+                    Ok(Organisation {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        created_at: r.get(2)?,
+                    })
+                })
                 .map_err(storage)?;
             rows.collect::<Result<_, _>>().map_err(storage)
         })
@@ -306,7 +328,13 @@ impl Store {
             c.query_row(
                 "SELECT id, name, created_at FROM organisations WHERE id = ?1",
                 params![id],
-                |r| Ok(Organisation { id: r.get(0)?, name: r.get(1)?, created_at: r.get(2)? }),
+                |r| {
+                    Ok(Organisation {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        created_at: r.get(2)?,
+                    })
+                },
             )
             .optional()
             .map_err(storage)
@@ -318,7 +346,13 @@ impl Store {
             c.query_row(
                 "SELECT id, name, created_at FROM organisations WHERE name = ?1",
                 params![name],
-                |r| Ok(Organisation { id: r.get(0)?, name: r.get(1)?, created_at: r.get(2)? }),
+                |r| {
+                    Ok(Organisation {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        created_at: r.get(2)?,
+                    })
+                },
             )
             .optional()
             .map_err(storage)
@@ -327,13 +361,19 @@ impl Store {
 
     fn require_organisation(&self, id: &str) -> Result<Organisation, Error> {
         require_id("organisation_id", id, prefix::ORGANISATION)?;
-        self.organisation(id)?
-            .ok_or_else(|| Error::not_found(format!("no organisation {id}")).with_field("organisation_id"))
+        self.organisation(id)?.ok_or_else(|| {
+            Error::not_found(format!("no organisation {id}")).with_field("organisation_id")
+        })
     }
 
     // ---- subjects -------------------------------------------------------------------
 
-    pub fn create_subject(&self, organisation_id: &str, name: &str, role: Role) -> Result<Subject, Error> {
+    pub fn create_subject(
+        &self,
+        organisation_id: &str,
+        name: &str,
+        role: Role,
+    ) -> Result<Subject, Error> {
         validate_name("name", name)?;
         self.require_organisation(organisation_id)?;
         let subject = Subject {
@@ -365,7 +405,11 @@ impl Store {
         })
     }
 
-    pub fn subject_by_name(&self, organisation_id: &str, name: &str) -> Result<Option<Subject>, Error> {
+    pub fn subject_by_name(
+        &self,
+        organisation_id: &str,
+        name: &str,
+    ) -> Result<Option<Subject>, Error> {
         self.with(|c| {
             c.query_row(
                 "SELECT id, organisation_id, name, role, created_at FROM subjects WHERE organisation_id = ?1 AND name = ?2",
@@ -379,7 +423,8 @@ impl Store {
 
     pub fn require_subject(&self, id: &str) -> Result<Subject, Error> {
         require_id("subject_id", id, prefix::SUBJECT)?;
-        self.subject(id)?.ok_or_else(|| Error::not_found(format!("no subject {id}")).with_field("subject_id"))
+        self.subject(id)?
+            .ok_or_else(|| Error::not_found(format!("no subject {id}")).with_field("subject_id"))
     }
 
     pub fn list_subjects(&self, organisation_id: &str) -> Result<Vec<Subject>, Error> {
@@ -410,7 +455,12 @@ impl Store {
                 "INSERT INTO teams (id, organisation_id, name, created_at) VALUES (?1, ?2, ?3, ?4)",
                 params![team.id, team.organisation_id, team.name, team.created_at],
             )
-            .map_err(|e| unique_or(e, format!("a team named {name:?} exists in this organisation already")))?;
+            .map_err(|e| {
+                unique_or(
+                    e,
+                    format!("a team named {name:?} exists in this organisation already"),
+                )
+            })?;
             Ok(team.clone())
         })
     }
@@ -433,9 +483,13 @@ impl Store {
                 )
                 .optional()
                 .map_err(storage)?;
-            let Some(mut team) = team else { return Ok(None) };
+            let Some(mut team) = team else {
+                return Ok(None);
+            };
             let mut statement = c
-                .prepare("SELECT subject_id FROM team_members WHERE team_id = ?1 ORDER BY subject_id")
+                .prepare(
+                    "SELECT subject_id FROM team_members WHERE team_id = ?1 ORDER BY subject_id",
+                )
                 .map_err(storage)?;
             team.members = statement
                 .query_map(params![id], |r| r.get(0))
@@ -448,7 +502,8 @@ impl Store {
 
     pub fn require_team(&self, id: &str) -> Result<Team, Error> {
         require_id("team_id", id, prefix::TEAM)?;
-        self.team(id)?.ok_or_else(|| Error::not_found(format!("no team {id}")).with_field("team_id"))
+        self.team(id)?
+            .ok_or_else(|| Error::not_found(format!("no team {id}")).with_field("team_id"))
     }
 
     pub fn list_teams(&self, organisation_id: &str) -> Result<Vec<Team>, Error> {
@@ -457,15 +512,24 @@ impl Store {
             let mut statement = c
                 .prepare("SELECT id FROM teams WHERE organisation_id = ?1 ORDER BY name")
                 .map_err(storage)?;
-            let rows = statement.query_map(params![organisation_id], |r| r.get(0)).map_err(storage)?;
+            let rows = statement
+                .query_map(params![organisation_id], |r| r.get(0))
+                .map_err(storage)?;
             rows.collect::<Result<_, _>>().map_err(storage)
         })?;
-        ids.iter().filter_map(|id| self.team(id).transpose()).collect()
+        ids.iter()
+            .filter_map(|id| self.team(id).transpose())
+            .collect()
     }
 
     /// Adds or removes a member; bumps the policy revision of every repository the team is
     /// granted, so contexts minted before the change are known to be outdated.
-    pub fn set_team_member(&self, team_id: &str, subject_id: &str, member: bool) -> Result<Team, Error> {
+    pub fn set_team_member(
+        &self,
+        team_id: &str,
+        subject_id: &str,
+        member: bool,
+    ) -> Result<Team, Error> {
         let team = self.require_team(team_id)?;
         let subject = self.require_subject(subject_id)?;
         if subject.organisation_id != team.organisation_id {
@@ -503,15 +567,24 @@ impl Store {
 
     /// Creates a key and returns it with its secret, which is stored only as a hash.
     pub fn create_api_key(&self, subject_id: &str, name: &str) -> Result<(ApiKey, String), Error> {
-        let secret = format!("{API_KEY_PREFIX}{}", URL_SAFE_NO_PAD.encode(ids::random_bytes(32)));
+        let secret = format!(
+            "{API_KEY_PREFIX}{}",
+            URL_SAFE_NO_PAD.encode(ids::random_bytes(32))
+        );
         let key = self.insert_api_key(subject_id, name, &secret)?;
         Ok((key, secret))
     }
 
     /// Registers a secret chosen elsewhere (the development key of `codectx up`). Reuses
     /// the existing key when this secret is known already.
-    pub fn import_api_key(&self, subject_id: &str, name: &str, secret: &str) -> Result<ApiKey, Error> {
-        if secret.len() < 16 || secret.len() > 512 || !secret.bytes().all(|b| b.is_ascii_graphic()) {
+    pub fn import_api_key(
+        &self,
+        subject_id: &str,
+        name: &str,
+        secret: &str,
+    ) -> Result<ApiKey, Error> {
+        if secret.len() < 16 || secret.len() > 512 || !secret.bytes().all(|b| b.is_ascii_graphic())
+        {
             return Err(Error::invalid_argument(
                 "api_key",
                 "an API key must be 16-512 printable ASCII characters without spaces",
@@ -590,7 +663,8 @@ impl Store {
             )
             .map_err(storage)
         })?;
-        self.api_key(id)?.ok_or_else(|| Error::not_found(format!("no API key {id}")).with_field("key_id"))
+        self.api_key(id)?
+            .ok_or_else(|| Error::not_found(format!("no API key {id}")).with_field("key_id"))
     }
 
     /// The subject of a live API key; None for unknown or revoked keys.
@@ -614,7 +688,12 @@ impl Store {
 
     // ---- repositories ---------------------------------------------------------------
 
-    pub fn create_repository(&self, organisation_id: &str, name: &str, graph_id: &str) -> Result<Repository, Error> {
+    pub fn create_repository(
+        &self,
+        organisation_id: &str,
+        name: &str,
+        graph_id: &str,
+    ) -> Result<Repository, Error> {
         validate_name("name", name)?;
         self.require_organisation(organisation_id)?;
         require_id("graph_id", graph_id, prefix::GRAPH)?;
@@ -648,7 +727,11 @@ impl Store {
         })
     }
 
-    pub fn repository_by_name(&self, organisation_id: &str, name: &str) -> Result<Option<Repository>, Error> {
+    pub fn repository_by_name(
+        &self,
+        organisation_id: &str,
+        name: &str,
+    ) -> Result<Option<Repository>, Error> {
         self.with(|c| {
             c.query_row(
                 "SELECT id, tenant_id, graph_id, name, policy_revision, created_at FROM repositories WHERE tenant_id = ?1 AND name = ?2 AND deleted_at IS NULL",
@@ -662,8 +745,9 @@ impl Store {
 
     pub fn require_repository(&self, id: &str) -> Result<Repository, Error> {
         require_id("repository_id", id, prefix::REPOSITORY)?;
-        self.repository(id)?
-            .ok_or_else(|| Error::not_found(format!("no repository entry {id}")).with_field("repository_id"))
+        self.repository(id)?.ok_or_else(|| {
+            Error::not_found(format!("no repository entry {id}")).with_field("repository_id")
+        })
     }
 
     pub fn list_repositories(&self, organisation_id: &str) -> Result<Vec<Repository>, Error> {
@@ -699,7 +783,12 @@ impl Store {
 
     // ---- grants ---------------------------------------------------------------------
 
-    pub fn create_grant(&self, repository_id: &str, grantee: &Grantee, scopes: &[Scope]) -> Result<Grant, Error> {
+    pub fn create_grant(
+        &self,
+        repository_id: &str,
+        grantee: &Grantee,
+        scopes: &[Scope],
+    ) -> Result<Grant, Error> {
         let repository = self.require_repository(repository_id)?;
         let organisation_of_grantee = match grantee {
             Grantee::Subject(id) => self.require_subject(id)?.organisation_id,
@@ -712,7 +801,10 @@ impl Store {
             ));
         }
         if scopes.is_empty() {
-            return Err(Error::invalid_argument("scopes", "a grant needs at least one scope"));
+            return Err(Error::invalid_argument(
+                "scopes",
+                "a grant needs at least one scope",
+            ));
         }
         let mut scopes = scopes.to_vec();
         scopes.sort();
@@ -770,10 +862,15 @@ impl Store {
     /// Revokes a grant and bumps the repository's policy revision.
     pub fn revoke_grant(&self, id: &str) -> Result<Grant, Error> {
         require_id("grant_id", id, prefix::GRANT)?;
-        let grant = self.grant(id)?.ok_or_else(|| Error::not_found(format!("no grant {id}")).with_field("grant_id"))?;
+        let grant = self
+            .grant(id)?
+            .ok_or_else(|| Error::not_found(format!("no grant {id}")).with_field("grant_id"))?;
         self.with(|c| {
             let changed = c
-                .execute("UPDATE grants SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL", params![id, now()])
+                .execute(
+                    "UPDATE grants SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+                    params![id, now()],
+                )
                 .map_err(storage)?;
             if changed > 0 {
                 c.execute(
@@ -784,7 +881,8 @@ impl Store {
             }
             Ok(())
         })?;
-        self.grant(id)?.ok_or_else(|| Error::internal("grant vanished while revoking"))
+        self.grant(id)?
+            .ok_or_else(|| Error::internal("grant vanished while revoking"))
     }
 
     /// Every live repository entry the subject holds a live grant for (directly or through
@@ -883,4 +981,99 @@ fn grant_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
         created_at: r.get(5)?,
         revoked_at: r.get(6)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(name: &str) -> String {
+        ids::derive(prefix::GRAPH, name)
+    }
+
+    #[test]
+    fn team_grants_reach_members_and_bump_revisions() {
+        let store = Store::open_in_memory().unwrap();
+        let org = store.create_organisation("acme").unwrap();
+        let alice = store.create_subject(&org.id, "alice", Role::Member).unwrap();
+        let team = store.create_team(&org.id, "platform").unwrap();
+        let repository = store.create_repository(&org.id, "acme/api", &graph("acme/api")).unwrap();
+        store.create_grant(&repository.id, &Grantee::Team(team.id.clone()), &[Scope::ReadCode]).unwrap();
+        assert!(store.accessible_repositories(&alice).unwrap().is_empty());
+
+        let before = store.require_repository(&repository.id).unwrap().policy_revision;
+        store.set_team_member(&team.id, &alice.id, true).unwrap();
+        let access = store.accessible_repositories(&alice).unwrap();
+        assert_eq!(access.len(), 1);
+        assert_eq!(access[0].scopes, vec![Scope::ReadCode]);
+        let after = access[0].repository.policy_revision;
+        assert!(after > before, "membership changes bump the revision");
+
+        store.set_team_member(&team.id, &alice.id, false).unwrap();
+        assert!(store.accessible_repositories(&alice).unwrap().is_empty());
+    }
+
+    #[test]
+    fn scopes_union_across_grants() {
+        let store = Store::open_in_memory().unwrap();
+        let org = store.create_organisation("acme").unwrap();
+        let alice = store.create_subject(&org.id, "alice", Role::Member).unwrap();
+        let team = store.create_team(&org.id, "t").unwrap();
+        store.set_team_member(&team.id, &alice.id, true).unwrap();
+        let repository = store.create_repository(&org.id, "r", &graph("r")).unwrap();
+        store.create_grant(&repository.id, &Grantee::Team(team.id), &[Scope::ReadCode]).unwrap();
+        store.create_grant(&repository.id, &Grantee::Subject(alice.id.clone()), &[Scope::ReadMemory]).unwrap();
+        let access = store.accessible_repositories(&alice).unwrap();
+        assert_eq!(access.len(), 1);
+        assert_eq!(access[0].scopes, vec![Scope::ReadCode, Scope::ReadMemory]);
+    }
+
+    #[test]
+    fn deleting_a_repository_revokes_access_and_frees_the_name() {
+        let store = Store::open_in_memory().unwrap();
+        let org = store.create_organisation("acme").unwrap();
+        let alice = store.create_subject(&org.id, "alice", Role::Member).unwrap();
+        let repository = store.create_repository(&org.id, "r", &graph("r")).unwrap();
+        store.create_grant(&repository.id, &Grantee::Subject(alice.id.clone()), &[Scope::ReadCode]).unwrap();
+        store.delete_repository(&repository.id).unwrap();
+        assert!(store.accessible_repositories(&alice).unwrap().is_empty());
+        assert!(store.create_repository(&org.id, "r", &graph("r")).is_ok());
+    }
+
+    #[test]
+    fn keys_are_stored_hashed_and_revocable() {
+        let store = Store::open_in_memory().unwrap();
+        let org = store.create_organisation("acme").unwrap();
+        let alice = store.create_subject(&org.id, "alice", Role::Member).unwrap();
+        let (key, secret) = store.create_api_key(&alice.id, "laptop").unwrap();
+        assert!(secret.starts_with(API_KEY_PREFIX));
+        assert!(secret.len() > 40);
+        let stored: String = store
+            .with(|c| c.query_row("SELECT secret_hash FROM api_keys WHERE id = ?1", params![key.id], |r| r.get(0)).map_err(storage))
+            .unwrap();
+        assert_ne!(stored, secret);
+        assert_eq!(stored, hash_secret(&secret));
+        assert_eq!(store.authenticate_api_key(&secret).unwrap().unwrap().id, alice.id);
+        store.revoke_api_key(&key.id).unwrap();
+        assert!(store.authenticate_api_key(&secret).unwrap().is_none());
+        // A revoked secret cannot be imported again.
+        assert!(store.import_api_key(&alice.id, "again", &secret).is_err());
+    }
+
+    #[test]
+    fn duplicate_names_are_already_exists() {
+        let store = Store::open_in_memory().unwrap();
+        store.create_organisation("acme").unwrap();
+        let error = store.create_organisation("acme").unwrap_err();
+        assert_eq!(error.kind(), codectx_errors::ErrorKind::AlreadyExists);
+    }
+
+    #[test]
+    fn ids_are_validated_before_lookup() {
+        let store = Store::open_in_memory().unwrap();
+        let error = store.create_subject("org_' OR 1=1 --", "x", Role::Member).unwrap_err();
+        assert_eq!(error.field(), "organisation_id");
+        let error = store.create_repository("not-an-id", "r", "gph_x").unwrap_err();
+        assert_eq!(error.kind(), codectx_errors::ErrorKind::InvalidArgument);
+    }
 }

@@ -9,7 +9,11 @@ use codectx_tenant::Scope;
 #[derive(Debug, Args)]
 pub struct AdminArgs {
     /// authz endpoint.
-    #[arg(long, default_value = "http://127.0.0.1:50051", env = "CODECTX_AUTHZ_ENDPOINT")]
+    #[arg(
+        long,
+        default_value = "http://127.0.0.1:50051",
+        env = "CODECTX_AUTHZ_ENDPOINT"
+    )]
     pub authz: String,
     /// Name of the environment variable that holds an admin API key.
     #[arg(long, default_value = "CODECTX_API_KEY")]
@@ -52,10 +56,23 @@ pub enum OrgCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum TeamCommand {
-    Create { #[arg(long)] org: String, name: String },
-    List { #[arg(long)] org: String },
-    AddMember { team: String, subject: String },
-    RemoveMember { team: String, subject: String },
+    Create {
+        #[arg(long)]
+        org: String,
+        name: String,
+    },
+    List {
+        #[arg(long)]
+        org: String,
+    },
+    AddMember {
+        team: String,
+        subject: String,
+    },
+    RemoveMember {
+        team: String,
+        subject: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -74,15 +91,27 @@ pub enum SubjectCommand {
         #[arg(long, value_enum, default_value = "member")]
         role: RoleArg,
     },
-    List { #[arg(long)] org: String },
+    List {
+        #[arg(long)]
+        org: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum KeyCommand {
     /// Creates a key; its secret is printed once and never stored in clear.
-    Create { #[arg(long)] subject: String, name: String },
-    List { #[arg(long)] subject: String },
-    Revoke { key: String },
+    Create {
+        #[arg(long)]
+        subject: String,
+        name: String,
+    },
+    List {
+        #[arg(long)]
+        subject: String,
+    },
+    Revoke {
+        key: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -95,8 +124,13 @@ pub enum RepoCommand {
         #[arg(long)]
         graph: String,
     },
-    List { #[arg(long)] org: String },
-    Delete { repository: String },
+    List {
+        #[arg(long)]
+        org: String,
+    },
+    Delete {
+        repository: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -108,11 +142,19 @@ pub enum GrantCommand {
         #[arg(long)]
         team: Option<String>,
         /// Scopes: read_code, read_memory, write_memory (comma separated).
-        #[arg(long, value_delimiter = ',', default_value = "read_code,read_memory,write_memory")]
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "read_code,read_memory,write_memory"
+        )]
         scopes: Vec<String>,
     },
-    List { repository: String },
-    Revoke { grant: String },
+    List {
+        repository: String,
+    },
+    Revoke {
+        grant: String,
+    },
 }
 
 fn scope_values(names: &[String]) -> anyhow::Result<Vec<i32>> {
@@ -121,7 +163,11 @@ fn scope_values(names: &[String]) -> anyhow::Result<Vec<i32>> {
         .map(|name| {
             Scope::parse(name.trim())
                 .map(|s| s.to_proto() as i32)
-                .ok_or_else(|| anyhow::anyhow!("unknown scope {name:?}: use read_code, read_memory or write_memory"))
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "unknown scope {name:?}: use read_code, read_memory or write_memory"
+                    )
+                })
         })
         .collect()
 }
@@ -135,11 +181,19 @@ fn role_name(role: i32) -> &'static str {
 }
 
 fn scope_names(values: &[i32]) -> String {
-    values.iter().filter_map(|v| Scope::from_proto(*v)).map(|s| s.as_str()).collect::<Vec<_>>().join(",")
+    values
+        .iter()
+        .filter_map(|v| Scope::from_proto(*v))
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn print_repository(r: &pb::AccessRepository) {
-    println!("{}\t{}\tgraph={}\ttenant={}\trevision={}", r.id, r.name, r.graph_id, r.tenant_id, r.policy_revision);
+    println!(
+        "{}\t{}\tgraph={}\ttenant={}\trevision={}",
+        r.id, r.name, r.graph_id, r.tenant_id, r.policy_revision
+    );
 }
 
 fn print_grant(g: &pb::Grant) {
@@ -148,50 +202,124 @@ fn print_grant(g: &pb::Grant) {
         Some(pb::grant::Grantee::TeamId(id)) => format!("team={id}"),
         None => "?".into(),
     };
-    let state = if g.revoked_at.is_some() { "revoked" } else { "active" };
-    println!("{}\t{}\t{}\t{}\t{}", g.id, g.repository_id, grantee, scope_names(&g.scopes), state);
+    let state = if g.revoked_at.is_some() {
+        "revoked"
+    } else {
+        "active"
+    };
+    println!(
+        "{}\t{}\t{}\t{}\t{}",
+        g.id,
+        g.repository_id,
+        grantee,
+        scope_names(&g.scopes),
+        state
+    );
 }
 
 fn print_team(t: &pb::Team) {
-    println!("{}\t{}\torg={}\tmembers={}", t.id, t.name, t.organisation_id, t.member_subject_ids.join(","));
+    println!(
+        "{}\t{}\torg={}\tmembers={}",
+        t.id,
+        t.name,
+        t.organisation_id,
+        t.member_subject_ids.join(",")
+    );
 }
 
 pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
-    let key = std::env::var(&args.api_key_env)
-        .map_err(|_| anyhow::anyhow!("set {} to an admin API key (or pass --api-key-env NAME)", args.api_key_env))?;
+    let key = std::env::var(&args.api_key_env).map_err(|_| {
+        anyhow::anyhow!(
+            "set {} to an admin API key (or pass --api-key-env NAME)",
+            args.api_key_env
+        )
+    })?;
     let client = AuthzClient::connect(&PeerConfig::single(args.authz.clone()))?;
     let key = key.as_str();
     match args.command {
         AdminCommand::Whoami => {
             let subject = client
-                .authenticate(pb::AuthenticateRequest { credential: Some(api_key_credential(key)) })
+                .authenticate(pb::AuthenticateRequest {
+                    credential: Some(api_key_credential(key)),
+                })
                 .await?
                 .subject
                 .unwrap_or_default();
-            println!("{}\t{}\torg={}\trole={}", subject.id, subject.name, subject.organisation_id, role_name(subject.role));
+            println!(
+                "{}\t{}\torg={}\trole={}",
+                subject.id,
+                subject.name,
+                subject.organisation_id,
+                role_name(subject.role)
+            );
         }
         AdminCommand::Org(OrgCommand::Create { name }) => {
-            let o = client.create_organisation(key, pb::CreateOrganisationRequest { name }).await?;
+            let o = client
+                .create_organisation(key, pb::CreateOrganisationRequest { name })
+                .await?;
             println!("{}\t{}", o.id, o.name);
         }
         AdminCommand::Org(OrgCommand::List) => {
-            for o in client.list_organisations(key, pb::ListOrganisationsRequest {}).await?.organisations {
+            for o in client
+                .list_organisations(key, pb::ListOrganisationsRequest {})
+                .await?
+                .organisations
+            {
                 println!("{}\t{}", o.id, o.name);
             }
         }
         AdminCommand::Team(TeamCommand::Create { org, name }) => {
-            print_team(&client.create_team(key, pb::CreateTeamRequest { organisation_id: org, name }).await?);
+            print_team(
+                &client
+                    .create_team(
+                        key,
+                        pb::CreateTeamRequest {
+                            organisation_id: org,
+                            name,
+                        },
+                    )
+                    .await?,
+            );
         }
         AdminCommand::Team(TeamCommand::List { org }) => {
-            for t in client.list_teams(key, pb::ListTeamsRequest { organisation_id: org }).await?.teams {
+            for t in client
+                .list_teams(
+                    key,
+                    pb::ListTeamsRequest {
+                        organisation_id: org,
+                    },
+                )
+                .await?
+                .teams
+            {
                 print_team(&t);
             }
         }
         AdminCommand::Team(TeamCommand::AddMember { team, subject }) => {
-            print_team(&client.add_team_member(key, pb::TeamMemberRequest { team_id: team, subject_id: subject }).await?);
+            print_team(
+                &client
+                    .add_team_member(
+                        key,
+                        pb::TeamMemberRequest {
+                            team_id: team,
+                            subject_id: subject,
+                        },
+                    )
+                    .await?,
+            );
         }
         AdminCommand::Team(TeamCommand::RemoveMember { team, subject }) => {
-            print_team(&client.remove_team_member(key, pb::TeamMemberRequest { team_id: team, subject_id: subject }).await?);
+            print_team(
+                &client
+                    .remove_team_member(
+                        key,
+                        pb::TeamMemberRequest {
+                            team_id: team,
+                            subject_id: subject,
+                        },
+                    )
+                    .await?,
+            );
         }
         AdminCommand::Subject(SubjectCommand::Create { org, name, role }) => {
             let role = match role {
@@ -199,46 +327,117 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                 RoleArg::OrgAdmin => pb::Role::OrgAdmin,
                 RoleArg::PlatformAdmin => pb::Role::PlatformAdmin,
             } as i32;
-            let s = client.create_subject(key, pb::CreateSubjectRequest { organisation_id: org, name, role }).await?;
+            let s = client
+                .create_subject(
+                    key,
+                    pb::CreateSubjectRequest {
+                        organisation_id: org,
+                        name,
+                        role,
+                    },
+                )
+                .await?;
             println!("{}\t{}\trole={}", s.id, s.name, role_name(s.role));
         }
         AdminCommand::Subject(SubjectCommand::List { org }) => {
-            for s in client.list_subjects(key, pb::ListSubjectsRequest { organisation_id: org }).await?.subjects {
+            for s in client
+                .list_subjects(
+                    key,
+                    pb::ListSubjectsRequest {
+                        organisation_id: org,
+                    },
+                )
+                .await?
+                .subjects
+            {
                 println!("{}\t{}\trole={}", s.id, s.name, role_name(s.role));
             }
         }
         AdminCommand::Key(KeyCommand::Create { subject, name }) => {
-            let created = client.create_api_key(key, pb::CreateApiKeyRequest { subject_id: subject, name }).await?;
+            let created = client
+                .create_api_key(
+                    key,
+                    pb::CreateApiKeyRequest {
+                        subject_id: subject,
+                        name,
+                    },
+                )
+                .await?;
             let k = created.key.unwrap_or_default();
             println!("{}\t{}\t{}", k.id, k.name, k.prefix);
             println!("secret (shown once, store it now): {}", created.secret);
         }
         AdminCommand::Key(KeyCommand::List { subject }) => {
-            for k in client.list_api_keys(key, pb::ListApiKeysRequest { subject_id: subject }).await?.keys {
-                let state = if k.revoked_at.is_some() { "revoked" } else { "active" };
+            for k in client
+                .list_api_keys(
+                    key,
+                    pb::ListApiKeysRequest {
+                        subject_id: subject,
+                    },
+                )
+                .await?
+                .keys
+            {
+                let state = if k.revoked_at.is_some() {
+                    "revoked"
+                } else {
+                    "active"
+                };
                 println!("{}\t{}\t{}\t{}", k.id, k.name, k.prefix, state);
             }
         }
         AdminCommand::Key(KeyCommand::Revoke { key: id }) => {
-            let k = client.revoke_api_key(key, pb::RevokeApiKeyRequest { key_id: id }).await?;
+            let k = client
+                .revoke_api_key(key, pb::RevokeApiKeyRequest { key_id: id })
+                .await?;
             println!("{}\trevoked", k.id);
         }
         AdminCommand::Repo(RepoCommand::Create { org, name, graph }) => {
             print_repository(
                 &client
-                    .create_repository(key, pb::CreateRepositoryRequest { organisation_id: org, name, graph_id: graph })
+                    .create_repository(
+                        key,
+                        pb::CreateRepositoryRequest {
+                            organisation_id: org,
+                            name,
+                            graph_id: graph,
+                        },
+                    )
                     .await?,
             );
         }
         AdminCommand::Repo(RepoCommand::List { org }) => {
-            for r in client.list_repositories(key, pb::ListRepositoriesRequest { organisation_id: org }).await?.repositories {
+            for r in client
+                .list_repositories(
+                    key,
+                    pb::ListRepositoriesRequest {
+                        organisation_id: org,
+                    },
+                )
+                .await?
+                .repositories
+            {
                 print_repository(&r);
             }
         }
         AdminCommand::Repo(RepoCommand::Delete { repository }) => {
-            print_repository(&client.delete_repository(key, pb::DeleteRepositoryRequest { repository_id: repository }).await?);
+            print_repository(
+                &client
+                    .delete_repository(
+                        key,
+                        pb::DeleteRepositoryRequest {
+                            repository_id: repository,
+                        },
+                    )
+                    .await?,
+            );
         }
-        AdminCommand::Grant(GrantCommand::Create { repository, subject, team, scopes }) => {
+        AdminCommand::Grant(GrantCommand::Create {
+            repository,
+            subject,
+            team,
+            scopes,
+        }) => {
             let grantee = match (subject, team) {
                 (Some(subject), _) => pb::create_grant_request::Grantee::SubjectId(subject),
                 (None, Some(team)) => pb::create_grant_request::Grantee::TeamId(team),
@@ -247,18 +446,35 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             let grant = client
                 .create_grant(
                     key,
-                    pb::CreateGrantRequest { repository_id: repository, grantee: Some(grantee), scopes: scope_values(&scopes)? },
+                    pb::CreateGrantRequest {
+                        repository_id: repository,
+                        grantee: Some(grantee),
+                        scopes: scope_values(&scopes)?,
+                    },
                 )
                 .await?;
             print_grant(&grant);
         }
         AdminCommand::Grant(GrantCommand::List { repository }) => {
-            for g in client.list_grants(key, pb::ListGrantsRequest { repository_id: repository }).await?.grants {
+            for g in client
+                .list_grants(
+                    key,
+                    pb::ListGrantsRequest {
+                        repository_id: repository,
+                    },
+                )
+                .await?
+                .grants
+            {
                 print_grant(&g);
             }
         }
         AdminCommand::Grant(GrantCommand::Revoke { grant }) => {
-            print_grant(&client.revoke_grant(key, pb::RevokeGrantRequest { grant_id: grant }).await?);
+            print_grant(
+                &client
+                    .revoke_grant(key, pb::RevokeGrantRequest { grant_id: grant })
+                    .await?,
+            );
         }
     }
     Ok(())

@@ -67,16 +67,23 @@ async fn main() -> anyhow::Result<()> {
         Command::Keys(KeysCommand::Rotate { key_file, data }) => {
             let path = key_file.unwrap_or_else(|| data.join("authz").join("signing-keys"));
             let key_id = codectx_authz::rotate_signing_key(&path)?;
-            println!("added signing key {key_id} to {}; restart authz to sign with it", path.display());
+            println!(
+                "added signing key {key_id} to {}; restart authz to sign with it",
+                path.display()
+            );
             Ok(())
         }
     }
 }
 
 async fn up(args: UpArgs) -> anyhow::Result<()> {
-    let _telemetry = codectx_telemetry::init("codectx", &codectx_telemetry::TelemetryConfig::default())?;
+    let _telemetry =
+        codectx_telemetry::init("codectx", &codectx_telemetry::TelemetryConfig::default())?;
     let dev_api_key = match &args.dev_api_key_env {
-        Some(name) => Some(std::env::var(name).map_err(|_| anyhow::anyhow!("--dev-api-key-env names {name}, which is not set"))?),
+        Some(name) => Some(
+            std::env::var(name)
+                .map_err(|_| anyhow::anyhow!("--dev-api-key-env names {name}, which is not set"))?,
+        ),
         None => None,
     };
     let stack = Stack::start(StackOptions {
@@ -95,15 +102,28 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         println!("  {:<18} {endpoint}", kind.name());
     }
     if let Some(http) = stack.gateway_http() {
-        println!("  {:<18} http://{http}/mcp (agents; /healthz for probes)", "gateway (agents)");
+        println!(
+            "  {:<18} http://{http}/mcp (agents; /healthz for probes)",
+            "gateway (agents)"
+        );
     }
     println!();
     println!("development identity:");
-    println!("  organisation  {} ({})", stack.dev.organisation.name, stack.dev.organisation.id);
-    println!("  subject       {} ({}, platform admin)", stack.dev.subject.name, stack.dev.subject.id);
+    println!(
+        "  organisation  {} ({})",
+        stack.dev.organisation.name, stack.dev.organisation.id
+    );
+    println!(
+        "  subject       {} ({}, platform admin)",
+        stack.dev.subject.name, stack.dev.subject.id
+    );
     println!("  API key       {}", stack.dev.api_key);
     println!();
-    println!("try: CODECTX_API_KEY={} codectx admin --authz {} whoami", stack.dev.api_key, stack.endpoint(ServiceKind::Authz).unwrap_or_default());
+    println!(
+        "try: CODECTX_API_KEY={} codectx admin --authz {} whoami",
+        stack.dev.api_key,
+        stack.endpoint(ServiceKind::Authz).unwrap_or_default()
+    );
     println!("stop with Ctrl-C");
     codectx_runtime::shutdown_signal().await;
     stack.stop().await?;

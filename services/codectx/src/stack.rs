@@ -100,7 +100,10 @@ pub struct Stack {
 }
 
 fn server_config(address: &str, drain_seconds: u64) -> ServerConfig {
-    ServerConfig { drain_seconds, ..ServerConfig::listening_on(address) }
+    ServerConfig {
+        drain_seconds,
+        ..ServerConfig::listening_on(address)
+    }
 }
 
 impl Stack {
@@ -116,15 +119,30 @@ impl Stack {
         let mut listeners = BTreeMap::new();
         let mut endpoints = BTreeMap::new();
         for kind in &kinds {
-            let port = if options.grpc_base_port == 0 { 0 } else { options.grpc_base_port + kind.port_offset() };
+            let port = if options.grpc_base_port == 0 {
+                0
+            } else {
+                options.grpc_base_port + kind.port_offset()
+            };
             let listener = codectx_runtime::bind(&format!("127.0.0.1:{port}")).await?;
-            let address = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
+            let address = listener
+                .local_addr()
+                .map_err(|e| Error::internal(e.to_string()))?;
             endpoints.insert(*kind, format!("http://{address}"));
             listeners.insert(*kind, listener);
         }
         let peer = |kind: ServiceKind| -> PeerConfig {
-            let port = if options.grpc_base_port == 0 { 0 } else { options.grpc_base_port + kind.port_offset() };
-            PeerConfig::single(endpoints.get(&kind).cloned().unwrap_or_else(|| format!("http://127.0.0.1:{port}")))
+            let port = if options.grpc_base_port == 0 {
+                0
+            } else {
+                options.grpc_base_port + kind.port_offset()
+            };
+            PeerConfig::single(
+                endpoints
+                    .get(&kind)
+                    .cloned()
+                    .unwrap_or_else(|| format!("http://127.0.0.1:{port}")),
+            )
         };
 
         let authz_dir = options.data_dir.join("authz");
@@ -137,7 +155,11 @@ impl Stack {
         let verifier = authz.verifier()?;
         let authority = authz.authority.clone();
         let mut authz_service = Some(authz.service);
-        let dev = codectx_authz::bootstrap_dev(authority.store(), &authz_dir, options.dev_api_key.as_deref())?;
+        let dev = codectx_authz::bootstrap_dev(
+            authority.store(),
+            &authz_dir,
+            options.dev_api_key.as_deref(),
+        )?;
 
         let (stop, stop_rx) = watch::channel(false);
         let stopped = move || {
@@ -150,7 +172,8 @@ impl Stack {
         let mut running = Vec::new();
         let mut gateway_http = None;
         let mut http_task = None;
-        let mut take = |kind: ServiceKind| -> TcpListener { listeners.remove(&kind).expect("bound above") };
+        let mut take =
+            |kind: ServiceKind| -> TcpListener { listeners.remove(&kind).expect("bound above") };
         for kind in kinds {
             let server = server_config(&endpoints[&kind], options.drain_seconds);
             let service = match kind {
@@ -159,21 +182,33 @@ impl Stack {
                     codectx_lexical_ranker::build(codectx_lexical_ranker::Config {
                         server: server.clone(),
                         tenant: tenant.clone(),
-                        peers: codectx_lexical_ranker::Peers { graph_hydrator: peer(ServiceKind::GraphHydrator) },
+                        peers: codectx_lexical_ranker::Peers {
+                            graph_hydrator: peer(ServiceKind::GraphHydrator),
+                        },
                         ..Default::default()
                     })
                     .await?,
                 ),
                 ServiceKind::Embedding => Some(
-                    codectx_embedding::build(codectx_embedding::Config { server: server.clone(), ..Default::default() }).await?,
+                    codectx_embedding::build(codectx_embedding::Config {
+                        server: server.clone(),
+                        ..Default::default()
+                    })
+                    .await?,
                 ),
                 ServiceKind::VectorGateway => Some(
-                    codectx_vector_gateway::build(codectx_vector_gateway::Config { server: server.clone(), ..Default::default() })
-                        .await?,
+                    codectx_vector_gateway::build(codectx_vector_gateway::Config {
+                        server: server.clone(),
+                        ..Default::default()
+                    })
+                    .await?,
                 ),
                 ServiceKind::GraphHydrator => Some(
-                    codectx_graph_hydrator::build(codectx_graph_hydrator::Config { server: server.clone(), ..Default::default() })
-                        .await?,
+                    codectx_graph_hydrator::build(codectx_graph_hydrator::Config {
+                        server: server.clone(),
+                        ..Default::default()
+                    })
+                    .await?,
                 ),
                 ServiceKind::ContextAssembler => Some(
                     codectx_context_assembler::build(codectx_context_assembler::Config {
@@ -191,7 +226,9 @@ impl Stack {
                 ServiceKind::Gateway => {
                     let gateway = codectx_gateway::build(codectx_gateway::Config {
                         server: server.clone(),
-                        http: codectx_gateway::HttpConfig { listen: options.gateway_http.clone() },
+                        http: codectx_gateway::HttpConfig {
+                            listen: options.gateway_http.clone(),
+                        },
                         peers: codectx_gateway::Peers {
                             authz: peer(ServiceKind::Authz),
                             context_assembler: peer(ServiceKind::ContextAssembler),
@@ -200,8 +237,16 @@ impl Stack {
                     })
                     .await?;
                     let http_listener = codectx_runtime::bind(&options.gateway_http).await?;
-                    gateway_http = Some(http_listener.local_addr().map_err(|e| Error::internal(e.to_string()))?);
-                    http_task = Some(tokio::spawn(codectx_gateway::serve_http(gateway.http, http_listener, stopped())));
+                    gateway_http = Some(
+                        http_listener
+                            .local_addr()
+                            .map_err(|e| Error::internal(e.to_string()))?,
+                    );
+                    http_task = Some(tokio::spawn(codectx_gateway::serve_http(
+                        gateway.http,
+                        http_listener,
+                        stopped(),
+                    )));
                     Some(gateway.service)
                 }
             };
@@ -210,9 +255,24 @@ impl Stack {
                 Some(service) => service,
                 None => authz_service.take().expect("authz is served once"),
             };
-            running.push(codectx_runtime::spawn(service, take(kind), verifier.clone(), &server, stopped())?);
+            running.push(codectx_runtime::spawn(
+                service,
+                take(kind),
+                verifier.clone(),
+                &server,
+                stopped(),
+            )?);
         }
-        Ok(Stack { running, endpoints, gateway_http, http_task, stop, dev, authority, verifier })
+        Ok(Stack {
+            running,
+            endpoints,
+            gateway_http,
+            http_task,
+            stop,
+            dev,
+            authority,
+            verifier,
+        })
     }
 
     /// `http://127.0.0.1:PORT` of a started service.

@@ -67,7 +67,9 @@ impl Default for Config {
 
 impl Default for HttpConfig {
     fn default() -> Self {
-        Self { listen: DEFAULT_HTTP_LISTEN.into() }
+        Self {
+            listen: DEFAULT_HTTP_LISTEN.into(),
+        }
     }
 }
 
@@ -88,7 +90,9 @@ pub struct Gateway {
 
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gateway").field("service", &self.service).finish_non_exhaustive()
+        f.debug_struct("Gateway")
+            .field("service", &self.service)
+            .finish_non_exhaustive()
     }
 }
 
@@ -99,11 +103,16 @@ pub async fn build(config: Config) -> Result<Gateway, Error> {
     let service = BuiltService {
         name: NAME,
         grpc_name: gateway_service_server::SERVICE_NAME,
-        routes: Routes::new(gateway_service_server::GatewayServiceServer::new(GatewayHandler)),
+        routes: Routes::new(gateway_service_server::GatewayServiceServer::new(
+            GatewayHandler,
+        )),
         exempt_paths: Vec::new(),
         readiness: Readiness::new(true),
     };
-    Ok(Gateway { service, http: http_router() })
+    Ok(Gateway {
+        service,
+        http: http_router(),
+    })
 }
 
 fn http_router() -> axum::Router {
@@ -139,9 +148,16 @@ struct GatewayHandler;
 
 #[tonic::async_trait]
 impl gateway_service_server::GatewayService for GatewayHandler {
-    async fn describe(&self, request: Request<DescribeRequest>) -> Result<Response<DescribeResponse>, Status> {
+    async fn describe(
+        &self,
+        request: Request<DescribeRequest>,
+    ) -> Result<Response<DescribeResponse>, Status> {
         let context = from_request(&request)?;
-        Ok(Response::new(codectx_runtime::describe(NAME, CAPABILITIES, &context)))
+        Ok(Response::new(codectx_runtime::describe(
+            NAME,
+            CAPABILITIES,
+            &context,
+        )))
     }
 
     async fn get_compression_stats(

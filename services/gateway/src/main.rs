@@ -23,8 +23,19 @@ async fn main() -> anyhow::Result<()> {
     let grpc_listener = codectx_runtime::bind(&config.server.listen).await?;
     let http_listener = codectx_runtime::bind(&config.http.listen).await?;
     let gateway = build(config.clone()).await?;
-    let http = tokio::spawn(serve_http(gateway.http, http_listener, codectx_runtime::shutdown_signal()));
-    codectx_runtime::serve(gateway.service, grpc_listener, verifier, &config.server, codectx_runtime::shutdown_signal()).await?;
+    let http = tokio::spawn(serve_http(
+        gateway.http,
+        http_listener,
+        codectx_runtime::shutdown_signal(),
+    ));
+    codectx_runtime::serve(
+        gateway.service,
+        grpc_listener,
+        verifier,
+        &config.server,
+        codectx_runtime::shutdown_signal(),
+    )
+    .await?;
     http.await??;
     Ok(())
 }

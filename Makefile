@@ -1,0 +1,44 @@
+# codectx: the front door. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+CARGO ?= cargo
+DATA ?= .codectx
+GATEWAY_ADDR ?= 127.0.0.1:8080
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets with one-line descriptions
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build every crate and binary
+	$(CARGO) build --workspace --all-targets
+
+.PHONY: run
+run: ## Start all seven services in one process on embedded stores (codectx up)
+	$(CARGO) run -p codectx --bin codectx -- up --data $(DATA) --gateway-addr $(GATEWAY_ADDR)
+
+.PHONY: test
+test: ## Run every test (unit, property, contract, end-to-end)
+	$(CARGO) test --workspace --all-targets --no-fail-fast
+
+.PHONY: lint
+lint: ## Check formatting and run clippy with warnings denied
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+.PHONY: fmt
+fmt: ## Format the code
+	$(CARGO) fmt --all
+
+.PHONY: proto
+proto: ## Regenerate the checked-in protobuf code in libs/proto/src/gen
+	CODECTX_REGENERATE_PROTO=1 $(CARGO) test -p codectx-proto --test codegen
+
+.PHONY: deps
+deps: ## Show duplicated dependency versions (tonic, prost, hyper, http, h2, tower must be single)
+	$(CARGO) tree -d --workspace -e normal
+
+.PHONY: clean
+clean: ## Remove build output
+	$(CARGO) clean
