@@ -3,10 +3,12 @@
 //! verification, a 10 s deadline), the gRPC health service (NOT_SERVING until the service
 //! says it is ready), reflection, and graceful shutdown with a drain period.
 
+mod deadline;
 mod keys;
 mod server;
 mod trace;
 
+pub use deadline::DeadlineLayer;
 pub use keys::{TenantConfig, load_verifier};
 pub use server::{
     BuiltService, Readiness, RunningService, ServerConfig, bind, describe, serve, shutdown_signal,

@@ -17,6 +17,7 @@ use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::load_shed::LoadShedLayer;
 
 use crate::GrpcTraceLayer;
+use crate::deadline::DeadlineLayer;
 
 /// The `[server]` section shared by every service.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -150,6 +151,9 @@ pub async fn serve(
 
     let stack = ServiceBuilder::new()
         .layer(GrpcTraceLayer)
+        .layer(DeadlineLayer::new(Duration::from_millis(
+            config.request_timeout_ms.max(1),
+        )))
         .layer(LoadShedLayer::new())
         .layer(GlobalConcurrencyLimitLayer::new(
             config.concurrency_limit.max(1),
@@ -170,7 +174,6 @@ pub async fn serve(
 
     tracing::info!(service = name, address = ?address, "serving gRPC");
     tonic::transport::Server::builder()
-        .timeout(Duration::from_millis(config.request_timeout_ms.max(1)))
         .layer(stack)
         .add_routes(service.routes)
         .add_service(health)

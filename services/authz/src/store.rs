@@ -995,13 +995,26 @@ mod tests {
     fn team_grants_reach_members_and_bump_revisions() {
         let store = Store::open_in_memory().unwrap();
         let org = store.create_organisation("acme").unwrap();
-        let alice = store.create_subject(&org.id, "alice", Role::Member).unwrap();
+        let alice = store
+            .create_subject(&org.id, "alice", Role::Member)
+            .unwrap();
         let team = store.create_team(&org.id, "platform").unwrap();
-        let repository = store.create_repository(&org.id, "acme/api", &graph("acme/api")).unwrap();
-        store.create_grant(&repository.id, &Grantee::Team(team.id.clone()), &[Scope::ReadCode]).unwrap();
+        let repository = store
+            .create_repository(&org.id, "acme/api", &graph("acme/api"))
+            .unwrap();
+        store
+            .create_grant(
+                &repository.id,
+                &Grantee::Team(team.id.clone()),
+                &[Scope::ReadCode],
+            )
+            .unwrap();
         assert!(store.accessible_repositories(&alice).unwrap().is_empty());
 
-        let before = store.require_repository(&repository.id).unwrap().policy_revision;
+        let before = store
+            .require_repository(&repository.id)
+            .unwrap()
+            .policy_revision;
         store.set_team_member(&team.id, &alice.id, true).unwrap();
         let access = store.accessible_repositories(&alice).unwrap();
         assert_eq!(access.len(), 1);
@@ -1017,12 +1030,22 @@ mod tests {
     fn scopes_union_across_grants() {
         let store = Store::open_in_memory().unwrap();
         let org = store.create_organisation("acme").unwrap();
-        let alice = store.create_subject(&org.id, "alice", Role::Member).unwrap();
+        let alice = store
+            .create_subject(&org.id, "alice", Role::Member)
+            .unwrap();
         let team = store.create_team(&org.id, "t").unwrap();
         store.set_team_member(&team.id, &alice.id, true).unwrap();
         let repository = store.create_repository(&org.id, "r", &graph("r")).unwrap();
-        store.create_grant(&repository.id, &Grantee::Team(team.id), &[Scope::ReadCode]).unwrap();
-        store.create_grant(&repository.id, &Grantee::Subject(alice.id.clone()), &[Scope::ReadMemory]).unwrap();
+        store
+            .create_grant(&repository.id, &Grantee::Team(team.id), &[Scope::ReadCode])
+            .unwrap();
+        store
+            .create_grant(
+                &repository.id,
+                &Grantee::Subject(alice.id.clone()),
+                &[Scope::ReadMemory],
+            )
+            .unwrap();
         let access = store.accessible_repositories(&alice).unwrap();
         assert_eq!(access.len(), 1);
         assert_eq!(access[0].scopes, vec![Scope::ReadCode, Scope::ReadMemory]);
@@ -1032,9 +1055,17 @@ mod tests {
     fn deleting_a_repository_revokes_access_and_frees_the_name() {
         let store = Store::open_in_memory().unwrap();
         let org = store.create_organisation("acme").unwrap();
-        let alice = store.create_subject(&org.id, "alice", Role::Member).unwrap();
+        let alice = store
+            .create_subject(&org.id, "alice", Role::Member)
+            .unwrap();
         let repository = store.create_repository(&org.id, "r", &graph("r")).unwrap();
-        store.create_grant(&repository.id, &Grantee::Subject(alice.id.clone()), &[Scope::ReadCode]).unwrap();
+        store
+            .create_grant(
+                &repository.id,
+                &Grantee::Subject(alice.id.clone()),
+                &[Scope::ReadCode],
+            )
+            .unwrap();
         store.delete_repository(&repository.id).unwrap();
         assert!(store.accessible_repositories(&alice).unwrap().is_empty());
         assert!(store.create_repository(&org.id, "r", &graph("r")).is_ok());
@@ -1044,16 +1075,28 @@ mod tests {
     fn keys_are_stored_hashed_and_revocable() {
         let store = Store::open_in_memory().unwrap();
         let org = store.create_organisation("acme").unwrap();
-        let alice = store.create_subject(&org.id, "alice", Role::Member).unwrap();
+        let alice = store
+            .create_subject(&org.id, "alice", Role::Member)
+            .unwrap();
         let (key, secret) = store.create_api_key(&alice.id, "laptop").unwrap();
         assert!(secret.starts_with(API_KEY_PREFIX));
         assert!(secret.len() > 40);
         let stored: String = store
-            .with(|c| c.query_row("SELECT secret_hash FROM api_keys WHERE id = ?1", params![key.id], |r| r.get(0)).map_err(storage))
+            .with(|c| {
+                c.query_row(
+                    "SELECT secret_hash FROM api_keys WHERE id = ?1",
+                    params![key.id],
+                    |r| r.get(0),
+                )
+                .map_err(storage)
+            })
             .unwrap();
         assert_ne!(stored, secret);
         assert_eq!(stored, hash_secret(&secret));
-        assert_eq!(store.authenticate_api_key(&secret).unwrap().unwrap().id, alice.id);
+        assert_eq!(
+            store.authenticate_api_key(&secret).unwrap().unwrap().id,
+            alice.id
+        );
         store.revoke_api_key(&key.id).unwrap();
         assert!(store.authenticate_api_key(&secret).unwrap().is_none());
         // A revoked secret cannot be imported again.
@@ -1071,9 +1114,13 @@ mod tests {
     #[test]
     fn ids_are_validated_before_lookup() {
         let store = Store::open_in_memory().unwrap();
-        let error = store.create_subject("org_' OR 1=1 --", "x", Role::Member).unwrap_err();
+        let error = store
+            .create_subject("org_' OR 1=1 --", "x", Role::Member)
+            .unwrap_err();
         assert_eq!(error.field(), "organisation_id");
-        let error = store.create_repository("not-an-id", "r", "gph_x").unwrap_err();
+        let error = store
+            .create_repository("not-an-id", "r", "gph_x")
+            .unwrap_err();
         assert_eq!(error.kind(), codectx_errors::ErrorKind::InvalidArgument);
     }
 }
