@@ -19,8 +19,8 @@ run: ## Start all seven services in one process on embedded stores (codectx up)
 	$(CARGO) run -p codectx --bin codectx -- up --data $(DATA) --gateway-addr $(GATEWAY_ADDR)
 
 .PHONY: test
-test: ## Run every test (unit, property, contract, end-to-end)
-	$(CARGO) test --workspace --all-targets --no-fail-fast
+test: ## Run every test (unit, property, contract on SQLite and Neo4j 5.26, end-to-end)
+	deploy/local/with-services.sh $(CARGO) test --workspace --all-targets --no-fail-fast
 
 .PHONY: lint
 lint: ## Check formatting and run clippy with warnings denied

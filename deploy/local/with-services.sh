@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs a command with the real backends the tests need started, and stops them after:
+#   deploy/local/with-services.sh cargo test --workspace
+# Exports CODECTX_TEST_NEO4J_URI. A backend that cannot start fails the run with the
+# reason; tests never skip a backend silently.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+export CODECTX_NEO4J_STATE="${CODECTX_NEO4J_STATE:-${TMPDIR:-/tmp}/codectx-neo4j-$$}"
+cleanup() { "$here/neo4j.sh" stop || true; }
+trap cleanup EXIT
+CODECTX_TEST_NEO4J_URI="$("$here/neo4j.sh" start)"
+export CODECTX_TEST_NEO4J_URI
+echo "with-services.sh: Neo4j 5.26 at $CODECTX_TEST_NEO4J_URI" >&2
+"$@"

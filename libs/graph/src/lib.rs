@@ -1,0 +1,140 @@
+//! The code graph store: one trait for the indexer's writes and graph-hydrator's reads,
+//! with two backends under one contract test suite: embedded SQLite (the default, one
+//! file in the data directory) and Neo4j 5.26 (fixed Cypher templates, every value a
+//! parameter, every root bound to `graph_id`).
+//!
+//! Writes are grouped by *owner*: a file path (its nodes and the edges its code produces)
+//! or `""` for repository-level nodes. Re-indexing replaces whole owners, which is what
+//! makes incremental indexing cheap and exact.
+
+pub mod model;
+pub mod neo4j;
+pub mod query;
+pub mod sqlite;
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use codectx_errors::Error;
+
+pub use model::{
+    Confidence, Direction, Edge, EdgeKind, Neighbor, Node, NodeKind, OwnerGraph, RepositoryInfo,
+    lookup_key, node_id, selector_matches,
+};
+
+/// One edge from a root, with the node at its other end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeHit {
+    pub node: Node,
+    pub kind: EdgeKind,
+    pub line: u32,
+    pub confidence: Confidence,
+}
+
+/// A page of edges from one root and how many there are in all.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EdgePage {
+    pub hits: Vec<EdgeHit>,
+    pub total: usize,
+}
+
+/// The storage contract. Every read is rooted at a `graph_id`.
+#[async_trait]
+pub trait GraphStore: Send + Sync + 'static {
+    /// `sqlite` or `neo4j`, for logs.
+    fn backend(&self) -> &'static str;
+
+    async fn put_repository(&self, repository: &RepositoryInfo) -> Result<(), Error>;
+    async fn repository(&self, graph_id: &str) -> Result<Option<RepositoryInfo>, Error>;
+    async fn repositories(&self) -> Result<Vec<RepositoryInfo>, Error>;
+    /// Removes a graph and everything in it.
+    async fn delete_graph(&self, graph_id: &str) -> Result<(), Error>;
+
+    /// The stored hash of every owner of the graph.
+    async fn owner_hashes(&self, graph_id: &str) -> Result<HashMap<String, String>, Error>;
+    /// Atomically (per backend transaction) removes the `removed` owners and replaces the
+    /// nodes and edges of each owner in `owners`.
+    async fn replace_owners(
+        &self,
+        graph_id: &str,
+        removed: &[String],
+        owners: &[OwnerGraph],
+    ) -> Result<(), Error>;
+
+    /// Nodes whose plain name is `name`, at most `limit`.
+    async fn nodes_by_name(
+        &self,
+        graph_id: &str,
+        name: &str,
+        limit: usize,
+    ) -> Result<Vec<Node>, Error>;
+    /// Nodes whose qualified name is exactly `qualified_name`, at most `limit`.
+    async fn nodes_by_qualified_name(
+        &self,
+        graph_id: &str,
+        qualified_name: &str,
+        limit: usize,
+    ) -> Result<Vec<Node>, Error>;
+    /// The nodes of these ids that exist in the graph, in no particular order.
+    async fn nodes(&self, graph_id: &str, ids: &[String]) -> Result<Vec<Node>, Error>;
+    /// Nodes whose `path` is `path` (a file and everything in it), by start line.
+    async fn nodes_in_path(&self, graph_id: &str, path: &str) -> Result<Vec<Node>, Error>;
+    /// Edges of the given kinds from (`Outgoing`) or to (`Incoming`) `root`, ordered by
+    /// kind, path and line, at most `limit`, with the total count.
+    async fn edges(
+        &self,
+        graph_id: &str,
+        root: &str,
+        kinds: &[EdgeKind],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<EdgePage, Error>;
+    /// Every node of these kinds (the lexical corpus), by id.
+    async fn nodes_of_kinds(&self, graph_id: &str, kinds: &[NodeKind]) -> Result<Vec<Node>, Error>;
+}
+
+/// Hash of an owner's content, independent of order.
+pub fn owner_hash(nodes: &[Node], edges: &[Edge]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut node_lines: Vec<String> = nodes
+        .iter()
+        .map(|n| {
+            format!(
+                "{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}",
+                n.id,
+                n.kind.as_str(),
+                n.name,
+                n.qualified_name,
+                n.language,
+                n.path,
+                n.start_line,
+                n.end_line,
+                n.signature,
+                n.summary,
+                n.fingerprint,
+                n.test
+            )
+        })
+        .collect();
+    node_lines.sort();
+    let mut edge_lines: Vec<String> = edges
+        .iter()
+        .map(|e| {
+            format!(
+                "{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}",
+                e.from,
+                e.to,
+                e.kind.as_str(),
+                e.line,
+                e.confidence.as_str()
+            )
+        })
+        .collect();
+    edge_lines.sort();
+    let mut hasher = Sha256::new();
+    for line in node_lines.iter().chain(edge_lines.iter()) {
+        hasher.update(line.as_bytes());
+        hasher.update([0u8]);
+    }
+    hex::encode(&hasher.finalize()[..16])
+}

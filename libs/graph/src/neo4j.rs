@@ -1,0 +1,579 @@
+//! Neo4j 5.26 backend over Bolt (neo4rs). Every statement is a fixed template: labels
+//! (`CodeNode`, `CodeRepository`, `CodeOwner`) and relationship types are constants, every
+//! value is a query parameter, and every match is rooted at `graph_id`.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use codectx_errors::Error;
+use neo4rs::{BoltType, ConfigBuilder, Graph, Query, query};
+use serde::Deserialize;
+
+use crate::model::{Confidence, Direction, EdgeKind, Node, NodeKind, OwnerGraph, RepositoryInfo};
+use crate::{EdgeHit, EdgePage, GraphStore};
+
+/// Rows per UNWIND statement.
+const BATCH: usize = 5_000;
+
+const SCHEMA: &[&str] = &[
+    "CREATE CONSTRAINT code_node_identity IF NOT EXISTS FOR (n:CodeNode) REQUIRE (n.graph_id, n.id) IS UNIQUE",
+    "CREATE CONSTRAINT code_repository_identity IF NOT EXISTS FOR (r:CodeRepository) REQUIRE r.graph_id IS UNIQUE",
+    "CREATE CONSTRAINT code_owner_identity IF NOT EXISTS FOR (o:CodeOwner) REQUIRE (o.graph_id, o.owner) IS UNIQUE",
+    "CREATE INDEX code_node_name IF NOT EXISTS FOR (n:CodeNode) ON (n.graph_id, n.name)",
+    "CREATE INDEX code_node_qualified_name IF NOT EXISTS FOR (n:CodeNode) ON (n.graph_id, n.qualified_name)",
+    "CREATE INDEX code_node_path IF NOT EXISTS FOR (n:CodeNode) ON (n.graph_id, n.path)",
+    "CREATE INDEX code_node_owner IF NOT EXISTS FOR (n:CodeNode) ON (n.graph_id, n.owner)",
+    "CREATE INDEX code_node_kind IF NOT EXISTS FOR (n:CodeNode) ON (n.graph_id, n.kind)",
+    "CREATE INDEX code_contains_owner IF NOT EXISTS FOR ()-[r:CONTAINS]-() ON (r.graph_id, r.owner)",
+    "CREATE INDEX code_imports_owner IF NOT EXISTS FOR ()-[r:IMPORTS]-() ON (r.graph_id, r.owner)",
+    "CREATE INDEX code_calls_owner IF NOT EXISTS FOR ()-[r:CALLS]-() ON (r.graph_id, r.owner)",
+    "CREATE INDEX code_implements_owner IF NOT EXISTS FOR ()-[r:IMPLEMENTS]-() ON (r.graph_id, r.owner)",
+    "CREATE INDEX code_tested_by_owner IF NOT EXISTS FOR ()-[r:TESTED_BY]-() ON (r.graph_id, r.owner)",
+    "CREATE INDEX code_mentions_owner IF NOT EXISTS FOR ()-[r:MENTIONS]-() ON (r.graph_id, r.owner)",
+    "CREATE INDEX code_requires_owner IF NOT EXISTS FOR ()-[r:REQUIRES]-() ON (r.graph_id, r.owner)",
+];
+
+const NODE_RETURN: &str = "n.id AS id, n.kind AS kind, n.name AS name, n.qualified_name AS qualified_name, \
+    n.language AS language, n.path AS path, n.start_line AS start_line, n.end_line AS end_line, \
+    n.signature AS signature, n.summary AS summary, n.fingerprint AS fingerprint, n.test AS test";
+
+/// The templates that depend on a relationship type, one per constant type.
+struct EdgeTemplates {
+    delete_by_owner: &'static str,
+    create: &'static str,
+    outgoing_count: &'static str,
+    outgoing_page: &'static str,
+    incoming_count: &'static str,
+    incoming_page: &'static str,
+}
+
+macro_rules! edge_templates {
+    ($rel:literal) => {
+        EdgeTemplates {
+            delete_by_owner: concat!(
+                "MATCH ()-[r:", $rel, " {graph_id: $graph_id}]->() WHERE r.owner IN $owners DELETE r"
+            ),
+            create: concat!(
+                "UNWIND $rows AS row ",
+                "MATCH (a:CodeNode {graph_id: $graph_id, id: row.from}) ",
+                "MATCH (b:CodeNode {graph_id: $graph_id, id: row.to}) ",
+                "CREATE (a)-[:", $rel, " {graph_id: $graph_id, owner: row.owner, line: row.line, confidence: row.confidence}]->(b)"
+            ),
+            outgoing_count: concat!(
+                "MATCH (:CodeNode {graph_id: $graph_id, id: $root})-[r:", $rel, "]->(n:CodeNode {graph_id: $graph_id}) RETURN count(r) AS total"
+            ),
+            outgoing_page: concat!(
+                "MATCH (:CodeNode {graph_id: $graph_id, id: $root})-[r:", $rel, "]->(n:CodeNode {graph_id: $graph_id}) ",
+                "RETURN n.id AS id, n.kind AS kind, n.name AS name, n.qualified_name AS qualified_name, ",
+                "n.language AS language, n.path AS path, n.start_line AS start_line, n.end_line AS end_line, ",
+                "n.signature AS signature, n.summary AS summary, n.fingerprint AS fingerprint, n.test AS test, ",
+                "r.line AS line, r.confidence AS confidence ",
+                "ORDER BY n.path, r.line, n.start_line, n.id LIMIT $limit"
+            ),
+            incoming_count: concat!(
+                "MATCH (n:CodeNode {graph_id: $graph_id})-[r:", $rel, "]->(:CodeNode {graph_id: $graph_id, id: $root}) RETURN count(r) AS total"
+            ),
+            incoming_page: concat!(
+                "MATCH (n:CodeNode {graph_id: $graph_id})-[r:", $rel, "]->(:CodeNode {graph_id: $graph_id, id: $root}) ",
+                "RETURN n.id AS id, n.kind AS kind, n.name AS name, n.qualified_name AS qualified_name, ",
+                "n.language AS language, n.path AS path, n.start_line AS start_line, n.end_line AS end_line, ",
+                "n.signature AS signature, n.summary AS summary, n.fingerprint AS fingerprint, n.test AS test, ",
+                "r.line AS line, r.confidence AS confidence ",
+                "ORDER BY n.path, r.line, n.start_line, n.id LIMIT $limit"
+            ),
+        }
+    };
+}
+
+fn templates(kind: EdgeKind) -> EdgeTemplates {
+    match kind {
+        EdgeKind::Contains => edge_templates!("CONTAINS"),
+        EdgeKind::Imports => edge_templates!("IMPORTS"),
+        EdgeKind::Calls => edge_templates!("CALLS"),
+        EdgeKind::Implements => edge_templates!("IMPLEMENTS"),
+        EdgeKind::TestedBy => edge_templates!("TESTED_BY"),
+        EdgeKind::Mentions => edge_templates!("MENTIONS"),
+        EdgeKind::Requires => edge_templates!("REQUIRES"),
+    }
+}
+
+/// The Neo4j graph store.
+#[derive(Clone)]
+pub struct Neo4jGraphStore {
+    graph: Graph,
+}
+
+impl std::fmt::Debug for Neo4jGraphStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Neo4jGraphStore").finish_non_exhaustive()
+    }
+}
+
+fn backend(error: impl std::fmt::Display) -> Error {
+    Error::unavailable(format!("graph store (neo4j): {error}"))
+}
+
+#[derive(Debug, Deserialize)]
+struct NodeRow {
+    id: String,
+    kind: String,
+    name: String,
+    qualified_name: String,
+    language: String,
+    path: String,
+    start_line: i64,
+    end_line: i64,
+    signature: String,
+    summary: String,
+    fingerprint: String,
+    test: bool,
+}
+
+impl NodeRow {
+    fn into_node(self) -> Node {
+        Node {
+            id: self.id,
+            kind: NodeKind::parse(&self.kind).unwrap_or(NodeKind::External),
+            name: self.name,
+            qualified_name: self.qualified_name,
+            language: self.language,
+            path: self.path,
+            start_line: self.start_line.max(0) as u32,
+            end_line: self.end_line.max(0) as u32,
+            signature: self.signature,
+            summary: self.summary,
+            fingerprint: self.fingerprint,
+            test: self.test,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct EdgeRow {
+    #[serde(flatten)]
+    node: NodeRow,
+    line: i64,
+    confidence: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct RepositoryRow {
+    graph_id: String,
+    name: String,
+    root: String,
+    commit: String,
+    indexed_at: i64,
+    version: String,
+}
+
+impl Neo4jGraphStore {
+    /// Connects and creates the constraints and indexes if they do not exist.
+    pub async fn connect(uri: &str, user: &str, password: &str) -> Result<Self, Error> {
+        let config = ConfigBuilder::default()
+            .uri(uri)
+            .user(user)
+            .password(password)
+            .fetch_size(1_000)
+            .max_connections(8)
+            .build()
+            .map_err(backend)?;
+        let graph = Graph::connect(config).map_err(backend)?;
+        for statement in SCHEMA {
+            graph.run(query(statement)).await.map_err(backend)?;
+        }
+        Ok(Self { graph })
+    }
+
+    async fn fetch<T: for<'de> Deserialize<'de>>(&self, q: Query) -> Result<Vec<T>, Error> {
+        let mut stream = self.graph.execute(q).await.map_err(backend)?;
+        let mut out = Vec::new();
+        while let Some(row) = stream.next().await.map_err(backend)? {
+            out.push(row.to::<T>().map_err(backend)?);
+        }
+        Ok(out)
+    }
+
+    async fn fetch_nodes(&self, q: Query) -> Result<Vec<Node>, Error> {
+        Ok(self
+            .fetch::<NodeRow>(q)
+            .await?
+            .into_iter()
+            .map(NodeRow::into_node)
+            .collect())
+    }
+}
+
+fn node_map(owner: &str, generation: &str, n: &Node) -> HashMap<String, BoltType> {
+    let mut row: HashMap<String, BoltType> = HashMap::with_capacity(14);
+    row.insert("id".into(), n.id.clone().into());
+    row.insert("owner".into(), owner.into());
+    row.insert("generation".into(), generation.into());
+    row.insert("kind".into(), n.kind.as_str().into());
+    row.insert("name".into(), n.name.clone().into());
+    row.insert("qualified_name".into(), n.qualified_name.clone().into());
+    row.insert("language".into(), n.language.clone().into());
+    row.insert("path".into(), n.path.clone().into());
+    row.insert("start_line".into(), i64::from(n.start_line).into());
+    row.insert("end_line".into(), i64::from(n.end_line).into());
+    row.insert("signature".into(), n.signature.clone().into());
+    row.insert("summary".into(), n.summary.clone().into());
+    row.insert("fingerprint".into(), n.fingerprint.clone().into());
+    row.insert("test".into(), n.test.into());
+    row
+}
+
+#[async_trait]
+impl GraphStore for Neo4jGraphStore {
+    fn backend(&self) -> &'static str {
+        "neo4j"
+    }
+
+    async fn put_repository(&self, r: &RepositoryInfo) -> Result<(), Error> {
+        self.graph
+            .run(
+                query(
+                    "MERGE (r:CodeRepository {graph_id: $graph_id}) \
+                     SET r.name = $name, r.root = $root, r.commit = $commit, r.indexed_at = $indexed_at, r.version = $version",
+                )
+                .param("graph_id", r.graph_id.clone())
+                .param("name", r.name.clone())
+                .param("root", r.root.clone())
+                .param("commit", r.commit.clone())
+                .param("indexed_at", r.indexed_at)
+                .param("version", r.version.clone()),
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn repository(&self, graph_id: &str) -> Result<Option<RepositoryInfo>, Error> {
+        let rows: Vec<RepositoryRow> = self
+            .fetch(
+                query(
+                    "MATCH (r:CodeRepository {graph_id: $graph_id}) RETURN r.graph_id AS graph_id, r.name AS name, \
+                     r.root AS root, r.commit AS commit, r.indexed_at AS indexed_at, r.version AS version",
+                )
+                .param("graph_id", graph_id),
+            )
+            .await?;
+        Ok(rows.into_iter().next().map(repository_from_row))
+    }
+
+    async fn repositories(&self) -> Result<Vec<RepositoryInfo>, Error> {
+        let rows: Vec<RepositoryRow> = self
+            .fetch(query(
+                "MATCH (r:CodeRepository) RETURN r.graph_id AS graph_id, r.name AS name, r.root AS root, \
+                 r.commit AS commit, r.indexed_at AS indexed_at, r.version AS version ORDER BY r.name",
+            ))
+            .await?;
+        Ok(rows.into_iter().map(repository_from_row).collect())
+    }
+
+    async fn delete_graph(&self, graph_id: &str) -> Result<(), Error> {
+        // In slices, so a large graph does not need one huge transaction.
+        loop {
+            let deleted: Vec<Count> = self
+                .fetch(
+                    query(
+                        "MATCH (n:CodeNode {graph_id: $graph_id}) WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS total",
+                    )
+                    .param("graph_id", graph_id),
+                )
+                .await?;
+            if deleted.first().is_none_or(|c| c.total == 0) {
+                break;
+            }
+        }
+        self.graph
+            .run(
+                query("MATCH (o:CodeOwner {graph_id: $graph_id}) DELETE o")
+                    .param("graph_id", graph_id),
+            )
+            .await
+            .map_err(backend)?;
+        self.graph
+            .run(
+                query("MATCH (r:CodeRepository {graph_id: $graph_id}) DELETE r")
+                    .param("graph_id", graph_id),
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn owner_hashes(&self, graph_id: &str) -> Result<HashMap<String, String>, Error> {
+        #[derive(Deserialize)]
+        struct OwnerRow {
+            owner: String,
+            hash: String,
+        }
+        let rows: Vec<OwnerRow> = self
+            .fetch(
+                query("MATCH (o:CodeOwner {graph_id: $graph_id}) RETURN o.owner AS owner, o.hash AS hash")
+                    .param("graph_id", graph_id),
+            )
+            .await?;
+        Ok(rows.into_iter().map(|r| (r.owner, r.hash)).collect())
+    }
+
+    async fn replace_owners(
+        &self,
+        graph_id: &str,
+        removed: &[String],
+        owners: &[OwnerGraph],
+    ) -> Result<(), Error> {
+        let touched: Vec<String> = removed
+            .iter()
+            .cloned()
+            .chain(owners.iter().map(|o| o.owner.clone()))
+            .collect();
+        if touched.is_empty() {
+            return Ok(());
+        }
+        let generation = codectx_core::ids::mint("gen");
+        let mut txn = self.graph.start_txn().await.map_err(backend)?;
+        // 1. Edges these owners produced go; they are re-created below.
+        for kind in EdgeKind::ALL {
+            for chunk in touched.chunks(BATCH) {
+                txn.run(
+                    query(templates(kind).delete_by_owner)
+                        .param("graph_id", graph_id)
+                        .param("owners", chunk.to_vec()),
+                )
+                .await
+                .map_err(backend)?;
+            }
+        }
+        // 2. Upsert nodes (same ids keep their incoming edges from other owners).
+        let rows: Vec<HashMap<String, BoltType>> = owners
+            .iter()
+            .flat_map(|o| o.nodes.iter().map(|n| node_map(&o.owner, &generation, n)))
+            .collect();
+        for chunk in rows.chunks(BATCH) {
+            txn.run(
+                query(
+                    "UNWIND $rows AS row MERGE (n:CodeNode {graph_id: $graph_id, id: row.id}) \
+                     SET n.owner = row.owner, n.generation = row.generation, n.kind = row.kind, n.name = row.name, \
+                         n.qualified_name = row.qualified_name, n.language = row.language, n.path = row.path, \
+                         n.start_line = row.start_line, n.end_line = row.end_line, n.signature = row.signature, \
+                         n.summary = row.summary, n.fingerprint = row.fingerprint, n.test = row.test",
+                )
+                .param("graph_id", graph_id)
+                .param("rows", chunk.to_vec()),
+            )
+            .await
+            .map_err(backend)?;
+        }
+        // 3. Nodes of these owners that were not written now are gone.
+        for chunk in touched.chunks(BATCH) {
+            txn.run(
+                query(
+                    "MATCH (n:CodeNode {graph_id: $graph_id}) WHERE n.owner IN $owners AND n.generation <> $generation \
+                     DETACH DELETE n",
+                )
+                .param("graph_id", graph_id)
+                .param("owners", chunk.to_vec())
+                .param("generation", generation.clone()),
+            )
+            .await
+            .map_err(backend)?;
+        }
+        // 4. Edges, per constant relationship type.
+        for kind in EdgeKind::ALL {
+            let rows: Vec<HashMap<String, BoltType>> = owners
+                .iter()
+                .flat_map(|o| {
+                    o.edges.iter().filter(|e| e.kind == kind).map(|e| {
+                        let mut row: HashMap<String, BoltType> = HashMap::with_capacity(5);
+                        row.insert("from".into(), e.from.clone().into());
+                        row.insert("to".into(), e.to.clone().into());
+                        row.insert("owner".into(), o.owner.clone().into());
+                        row.insert("line".into(), i64::from(e.line).into());
+                        row.insert("confidence".into(), e.confidence.as_str().into());
+                        row
+                    })
+                })
+                .collect();
+            for chunk in rows.chunks(BATCH) {
+                txn.run(
+                    query(templates(kind).create)
+                        .param("graph_id", graph_id)
+                        .param("rows", chunk.to_vec()),
+                )
+                .await
+                .map_err(backend)?;
+            }
+        }
+        // 5. Owner hashes.
+        for chunk in removed.chunks(BATCH) {
+            txn.run(
+                query(
+                    "MATCH (o:CodeOwner {graph_id: $graph_id}) WHERE o.owner IN $owners DELETE o",
+                )
+                .param("graph_id", graph_id)
+                .param("owners", chunk.to_vec()),
+            )
+            .await
+            .map_err(backend)?;
+        }
+        let hashes: Vec<HashMap<String, BoltType>> = owners
+            .iter()
+            .map(|o| {
+                let mut row: HashMap<String, BoltType> = HashMap::with_capacity(2);
+                row.insert("owner".into(), o.owner.clone().into());
+                row.insert("hash".into(), o.hash.clone().into());
+                row
+            })
+            .collect();
+        for chunk in hashes.chunks(BATCH) {
+            txn.run(
+                query("UNWIND $rows AS row MERGE (o:CodeOwner {graph_id: $graph_id, owner: row.owner}) SET o.hash = row.hash")
+                    .param("graph_id", graph_id)
+                    .param("rows", chunk.to_vec()),
+            )
+            .await
+            .map_err(backend)?;
+        }
+        txn.commit().await.map_err(backend)?;
+        Ok(())
+    }
+
+    async fn nodes_by_name(
+        &self,
+        graph_id: &str,
+        name: &str,
+        limit: usize,
+    ) -> Result<Vec<Node>, Error> {
+        self.fetch_nodes(
+            query(&format!(
+                "MATCH (n:CodeNode {{graph_id: $graph_id, name: $name}}) RETURN {NODE_RETURN} \
+                 ORDER BY n.path, n.start_line, n.id LIMIT $limit"
+            ))
+            .param("graph_id", graph_id)
+            .param("name", name)
+            .param("limit", limit as i64),
+        )
+        .await
+    }
+
+    async fn nodes_by_qualified_name(
+        &self,
+        graph_id: &str,
+        qualified_name: &str,
+        limit: usize,
+    ) -> Result<Vec<Node>, Error> {
+        self.fetch_nodes(
+            query(&format!(
+                "MATCH (n:CodeNode {{graph_id: $graph_id, qualified_name: $qualified_name}}) RETURN {NODE_RETURN} \
+                 ORDER BY n.path, n.start_line, n.id LIMIT $limit"
+            ))
+            .param("graph_id", graph_id)
+            .param("qualified_name", qualified_name)
+            .param("limit", limit as i64),
+        )
+        .await
+    }
+
+    async fn nodes(&self, graph_id: &str, ids: &[String]) -> Result<Vec<Node>, Error> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.fetch_nodes(
+            query(&format!(
+                "UNWIND $ids AS wanted MATCH (n:CodeNode {{graph_id: $graph_id, id: wanted}}) RETURN {NODE_RETURN}"
+            ))
+            .param("graph_id", graph_id)
+            .param("ids", ids.to_vec()),
+        )
+        .await
+    }
+
+    async fn nodes_in_path(&self, graph_id: &str, path: &str) -> Result<Vec<Node>, Error> {
+        self.fetch_nodes(
+            query(&format!(
+                "MATCH (n:CodeNode {{graph_id: $graph_id, path: $path}}) RETURN {NODE_RETURN} \
+                 ORDER BY n.start_line, n.end_line DESC, n.id"
+            ))
+            .param("graph_id", graph_id)
+            .param("path", path),
+        )
+        .await
+    }
+
+    async fn edges(
+        &self,
+        graph_id: &str,
+        root: &str,
+        kinds: &[EdgeKind],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<EdgePage, Error> {
+        let mut page = EdgePage::default();
+        // Same order as the SQLite backend: by relationship type name.
+        let mut kinds = kinds.to_vec();
+        kinds.sort_by_key(|k| k.as_str());
+        kinds.dedup();
+        for kind in kinds {
+            let t = templates(kind);
+            let (count, select) = match direction {
+                Direction::Outgoing => (t.outgoing_count, t.outgoing_page),
+                Direction::Incoming => (t.incoming_count, t.incoming_page),
+            };
+            let totals: Vec<Count> = self
+                .fetch(query(count).param("graph_id", graph_id).param("root", root))
+                .await?;
+            page.total += totals.first().map_or(0, |c| c.total.max(0) as usize);
+            let remaining = limit.saturating_sub(page.hits.len());
+            if remaining == 0 {
+                continue;
+            }
+            let rows: Vec<EdgeRow> = self
+                .fetch(
+                    query(select)
+                        .param("graph_id", graph_id)
+                        .param("root", root)
+                        .param("limit", remaining as i64),
+                )
+                .await?;
+            page.hits.extend(rows.into_iter().map(|row| EdgeHit {
+                node: row.node.into_node(),
+                kind,
+                line: row.line.max(0) as u32,
+                confidence: Confidence::parse(&row.confidence).unwrap_or(Confidence::Unresolved),
+            }));
+        }
+        Ok(page)
+    }
+
+    async fn nodes_of_kinds(&self, graph_id: &str, kinds: &[NodeKind]) -> Result<Vec<Node>, Error> {
+        if kinds.is_empty() {
+            return Ok(Vec::new());
+        }
+        let kinds: Vec<String> = kinds.iter().map(|k| k.as_str().to_owned()).collect();
+        self.fetch_nodes(
+            query(&format!(
+                "MATCH (n:CodeNode {{graph_id: $graph_id}}) WHERE n.kind IN $kinds RETURN {NODE_RETURN} ORDER BY n.id"
+            ))
+            .param("graph_id", graph_id)
+            .param("kinds", kinds),
+        )
+        .await
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Count {
+    total: i64,
+}
+
+fn repository_from_row(r: RepositoryRow) -> RepositoryInfo {
+    RepositoryInfo {
+        graph_id: r.graph_id,
+        name: r.name,
+        root: r.root,
+        commit: r.commit,
+        indexed_at: r.indexed_at,
+        version: r.version,
+    }
+}

@@ -1,0 +1,478 @@
+//! Reads every backend answers identically, because they are written once, here, over
+//! the [`GraphStore`] primitives: selector lookup, expansion with depth and per-direction
+//! limits, call graphs, implementations, tests, outlines and change impact.
+
+use std::collections::{BTreeMap, HashSet};
+
+use codectx_core::limits;
+use codectx_errors::Error;
+
+use crate::GraphStore;
+use crate::model::{Direction, EdgeKind, Neighbor, Node, NodeKind, lookup_key, selector_matches};
+
+/// Candidates fetched by plain name before filtering by the full selector.
+const NAME_CANDIDATES: usize = 500;
+
+/// Symbol kinds searched when the caller names none.
+pub const SYMBOL_KINDS: [NodeKind; 6] = [
+    NodeKind::Function,
+    NodeKind::Method,
+    NodeKind::Type,
+    NodeKind::Interface,
+    NodeKind::Class,
+    NodeKind::Constant,
+];
+
+/// What a selector matched.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Lookup {
+    pub matches: Vec<Node>,
+    /// Several nodes matched: the caller must pick.
+    pub ambiguous: bool,
+}
+
+/// Finds the nodes a selector names: an exact qualified name, a plain name, or a trailing
+/// part of a qualified name in the language's separators (`Engine.ServeHTTP`,
+/// `(*Engine).ServeHTTP`, `routing::Router::route`, `Map.bind`).
+pub async fn lookup(
+    store: &dyn GraphStore,
+    graph_id: &str,
+    selector: &str,
+    kinds: &[NodeKind],
+    limit: usize,
+) -> Result<Lookup, Error> {
+    let selector = selector.trim();
+    if selector.is_empty() {
+        return Err(Error::invalid_argument(
+            "symbol",
+            "the symbol selector is empty: pass a name or qualified name",
+        ));
+    }
+    limits::check_bytes("symbol", selector, limits::SELECTOR_BYTES)?;
+    let kinds: Vec<NodeKind> = if kinds.is_empty() {
+        SYMBOL_KINDS.to_vec()
+    } else {
+        kinds.to_vec()
+    };
+    let limit = limit.clamp(1, 100);
+
+    let mut matches: Vec<Node> = store
+        .nodes_by_qualified_name(graph_id, selector, NAME_CANDIDATES)
+        .await?
+        .into_iter()
+        .filter(|n| kinds.contains(&n.kind))
+        .collect();
+    if matches.is_empty() {
+        let key = lookup_key(selector);
+        let last = key.rsplit('.').next().unwrap_or(&key).to_owned();
+        if !last.is_empty() {
+            matches = store
+                .nodes_by_name(graph_id, &last, NAME_CANDIDATES)
+                .await?
+                .into_iter()
+                .filter(|n| {
+                    kinds.contains(&n.kind)
+                        && selector_matches(&key, &lookup_key(&n.qualified_name))
+                })
+                .collect();
+        }
+        if matches.is_empty() && selector != last {
+            // A name that is not a trailing part (e.g. a Rust path with generics).
+            matches = store
+                .nodes_by_name(graph_id, selector, NAME_CANDIDATES)
+                .await?
+                .into_iter()
+                .filter(|n| kinds.contains(&n.kind))
+                .collect();
+        }
+    }
+    matches.sort_by(|a, b| {
+        (a.test, &a.path, a.start_line, &a.id).cmp(&(b.test, &b.path, b.start_line, &b.id))
+    });
+    let ambiguous = matches.len() > 1;
+    matches.truncate(limit);
+    Ok(Lookup { matches, ambiguous })
+}
+
+/// Which directions to expand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Directions {
+    Outgoing,
+    Incoming,
+    Both,
+}
+
+impl Directions {
+    fn list(self) -> &'static [Direction] {
+        match self {
+            Directions::Outgoing => &[Direction::Outgoing],
+            Directions::Incoming => &[Direction::Incoming],
+            Directions::Both => &[Direction::Outgoing, Direction::Incoming],
+        }
+    }
+}
+
+/// What was left out of an expansion and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Omitted {
+    /// e.g. "outgoing CALLS", "incoming CALLS at depth 2".
+    pub what: String,
+    pub count: usize,
+    /// `node_limit` (per-direction limit reached).
+    pub reason: &'static str,
+}
+
+/// One root and what surrounds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expansion {
+    pub root: Node,
+    pub neighbors: Vec<Neighbor>,
+    pub omitted: Vec<Omitted>,
+}
+
+/// How far and how wide to expand.
+#[derive(Debug, Clone)]
+pub struct ExpandOptions {
+    pub kinds: Vec<EdgeKind>,
+    pub directions: Directions,
+    /// Clamped to 1..2.
+    pub depth: u32,
+    /// Node limit per direction per root, over all depths (1..=200).
+    pub limit_per_direction: usize,
+}
+
+fn describe_direction(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Outgoing => "outgoing",
+        Direction::Incoming => "incoming",
+    }
+}
+
+fn kinds_label(kinds: &[EdgeKind]) -> String {
+    kinds
+        .iter()
+        .map(|k| k.as_str())
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+/// Expands each root by edge kind and direction. Roots that do not exist in the graph are
+/// returned in `missing`, never guessed.
+pub async fn expand(
+    store: &dyn GraphStore,
+    graph_id: &str,
+    root_ids: &[String],
+    options: &ExpandOptions,
+) -> Result<(Vec<Expansion>, Vec<String>), Error> {
+    let depth = limits::clamp_depth(options.depth);
+    let limit = options.limit_per_direction.clamp(1, 200);
+    let roots = store.nodes(graph_id, root_ids).await?;
+    let found: HashSet<&str> = roots.iter().map(|n| n.id.as_str()).collect();
+    let missing: Vec<String> = root_ids
+        .iter()
+        .filter(|id| !found.contains(id.as_str()))
+        .cloned()
+        .collect();
+    let mut by_id: BTreeMap<String, Node> = roots.into_iter().map(|n| (n.id.clone(), n)).collect();
+    let mut expansions = Vec::new();
+    for id in root_ids {
+        let Some(root) = by_id.remove(id) else {
+            continue;
+        };
+        let mut neighbors = Vec::new();
+        let mut omitted = Vec::new();
+        for &direction in options.directions.list() {
+            let mut seen: HashSet<String> = HashSet::from([root.id.clone()]);
+            let page = store
+                .edges(graph_id, &root.id, &options.kinds, direction, limit)
+                .await?;
+            let mut frontier = Vec::new();
+            for hit in page.hits {
+                if seen.insert(hit.node.id.clone()) {
+                    frontier.push(hit.node.id.clone());
+                    neighbors.push(Neighbor {
+                        root: root.id.clone(),
+                        node: hit.node,
+                        kind: hit.kind,
+                        direction,
+                        depth: 1,
+                        line: hit.line,
+                        confidence: hit.confidence,
+                        via: root.id.clone(),
+                    });
+                }
+            }
+            let mut used = frontier.len();
+            if page.total > used {
+                omitted.push(Omitted {
+                    what: format!(
+                        "{} {}",
+                        describe_direction(direction),
+                        kinds_label(&options.kinds)
+                    ),
+                    count: page.total - used,
+                    reason: "node_limit",
+                });
+            }
+            if depth >= 2 {
+                let mut left_out = 0usize;
+                for via in frontier {
+                    let remaining = limit.saturating_sub(used);
+                    let page = store
+                        .edges(graph_id, &via, &options.kinds, direction, remaining.max(1))
+                        .await?;
+                    let mut taken = 0usize;
+                    for hit in page.hits {
+                        if remaining == 0 || taken >= remaining {
+                            break;
+                        }
+                        if hit.node.kind == NodeKind::External || !seen.insert(hit.node.id.clone())
+                        {
+                            continue;
+                        }
+                        taken += 1;
+                        neighbors.push(Neighbor {
+                            root: root.id.clone(),
+                            node: hit.node,
+                            kind: hit.kind,
+                            direction,
+                            depth: 2,
+                            line: hit.line,
+                            confidence: hit.confidence,
+                            via: via.clone(),
+                        });
+                    }
+                    used += taken;
+                    left_out += page.total.saturating_sub(taken);
+                }
+                if left_out > 0 {
+                    omitted.push(Omitted {
+                        what: format!(
+                            "{} {} at depth 2",
+                            describe_direction(direction),
+                            kinds_label(&options.kinds)
+                        ),
+                        count: left_out,
+                        reason: "node_limit",
+                    });
+                }
+            }
+        }
+        expansions.push(Expansion {
+            root,
+            neighbors,
+            omitted,
+        });
+    }
+    Ok((expansions, missing))
+}
+
+/// Changed line ranges per path, from a unified diff (new-side line numbers; a deletion
+/// counts at the line where it happened).
+pub fn parse_unified_diff(diff: &str) -> Result<BTreeMap<String, Vec<(u32, u32)>>, Error> {
+    limits::check_bytes("diff", diff, limits::DIFF_BYTES)?;
+    let mut files: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    let mut old_path: Option<String> = None;
+    let mut line = 0u32;
+    for text in diff.lines() {
+        if let Some(path) = text.strip_prefix("--- ") {
+            old_path = strip_diff_prefix(path);
+            continue;
+        }
+        if let Some(path) = text.strip_prefix("+++ ") {
+            current = strip_diff_prefix(path).or_else(|| old_path.clone());
+            if let Some(path) = &current {
+                files.entry(path.clone()).or_default();
+            }
+            continue;
+        }
+        if let Some(header) = text.strip_prefix("@@ ") {
+            // @@ -a,b +c,d @@
+            let new_start = header
+                .split_whitespace()
+                .find_map(|part| part.strip_prefix('+'))
+                .and_then(|range| range.split(',').next())
+                .and_then(|n| n.parse::<u32>().ok());
+            match new_start {
+                Some(start) => line = start,
+                None => {
+                    return Err(Error::invalid_argument(
+                        "diff",
+                        format!("malformed hunk header: {text}"),
+                    ));
+                }
+            }
+            continue;
+        }
+        let Some(path) = &current else { continue };
+        if text.starts_with('+') {
+            push_line(files.entry(path.clone()).or_default(), line.max(1));
+            line += 1;
+        } else if text.starts_with('-') {
+            push_line(files.entry(path.clone()).or_default(), line.max(1));
+        } else if text.starts_with(' ') || text.is_empty() {
+            line += 1;
+        }
+    }
+    if files.is_empty() {
+        return Err(Error::invalid_argument(
+            "diff",
+            "no file headers (`--- a/...` / `+++ b/...`) found: pass a unified diff",
+        ));
+    }
+    limits::check_count(
+        "diff files",
+        files.len(),
+        limits::FILE_LIST_ENTRIES,
+        "files",
+    )?;
+    Ok(files)
+}
+
+fn strip_diff_prefix(path: &str) -> Option<String> {
+    let path = path.split('\t').next().unwrap_or(path).trim();
+    if path == "/dev/null" {
+        return None;
+    }
+    let path = path
+        .strip_prefix("a/")
+        .or_else(|| path.strip_prefix("b/"))
+        .unwrap_or(path);
+    Some(path.to_owned())
+}
+
+fn push_line(ranges: &mut Vec<(u32, u32)>, line: u32) {
+    match ranges.last_mut() {
+        Some(last) if line <= last.1 + 1 && line >= last.0 => last.1 = last.1.max(line),
+        _ => ranges.push((line, line)),
+    }
+}
+
+/// A changed symbol with its callers and tests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangedSymbol {
+    pub symbol: Node,
+    pub callers: Vec<Neighbor>,
+    pub tests: Vec<Neighbor>,
+    pub omitted: Vec<Omitted>,
+}
+
+/// Change impact: the innermost symbols overlapping changed lines (all symbols of a file
+/// when only its path is given), their callers and their tests.
+pub async fn change_impact(
+    store: &dyn GraphStore,
+    graph_id: &str,
+    changes: &BTreeMap<String, Vec<(u32, u32)>>,
+    limit_per_symbol: usize,
+) -> Result<(Vec<ChangedSymbol>, Vec<String>), Error> {
+    limits::check_count("files", changes.len(), limits::FILE_LIST_ENTRIES, "files")?;
+    let mut changed = Vec::new();
+    let mut unknown = Vec::new();
+    for (path, ranges) in changes {
+        let nodes = store.nodes_in_path(graph_id, path).await?;
+        if !nodes.iter().any(|n| n.kind == NodeKind::File) {
+            unknown.push(path.clone());
+            continue;
+        }
+        let symbols: Vec<&Node> = nodes.iter().filter(|n| n.kind.is_symbol()).collect();
+        let mut hit: Vec<&Node> = if ranges.is_empty() {
+            symbols.clone()
+        } else {
+            symbols
+                .iter()
+                .filter(|n| {
+                    ranges
+                        .iter()
+                        .any(|(s, e)| n.start_line <= *e && *s <= n.end_line)
+                })
+                // Innermost only: drop a symbol that contains another hit symbol.
+                .filter(|outer| {
+                    !symbols.iter().any(|inner| {
+                        inner.id != outer.id
+                            && outer.start_line <= inner.start_line
+                            && inner.end_line <= outer.end_line
+                            && (inner.start_line, inner.end_line)
+                                != (outer.start_line, outer.end_line)
+                            && ranges
+                                .iter()
+                                .any(|(s, e)| inner.start_line <= *e && *s <= inner.end_line)
+                    })
+                })
+                .copied()
+                .collect()
+        };
+        hit.sort_by_key(|n| (n.start_line, n.id.clone()));
+        for symbol in hit {
+            let callers = expand(
+                store,
+                graph_id,
+                std::slice::from_ref(&symbol.id),
+                &ExpandOptions {
+                    kinds: vec![EdgeKind::Calls],
+                    directions: Directions::Incoming,
+                    depth: 1,
+                    limit_per_direction: limit_per_symbol,
+                },
+            )
+            .await?
+            .0;
+            let tests = expand(
+                store,
+                graph_id,
+                std::slice::from_ref(&symbol.id),
+                &ExpandOptions {
+                    kinds: vec![EdgeKind::TestedBy],
+                    directions: Directions::Outgoing,
+                    depth: 1,
+                    limit_per_direction: limit_per_symbol,
+                },
+            )
+            .await?
+            .0;
+            let (callers, mut omitted) = callers
+                .into_iter()
+                .next()
+                .map(|e| (e.neighbors, e.omitted))
+                .unwrap_or_default();
+            let (tests, test_omitted) = tests
+                .into_iter()
+                .next()
+                .map(|e| (e.neighbors, e.omitted))
+                .unwrap_or_default();
+            omitted.extend(test_omitted);
+            changed.push(ChangedSymbol {
+                symbol: symbol.clone(),
+                callers,
+                tests,
+                omitted,
+            });
+        }
+    }
+    Ok((changed, unknown))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_ranges_use_new_side_lines() {
+        let diff = "diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n@@ -10,4 +10,5 @@ func f() {\n a\n-b\n+c\n+d\n e\n@@ -40,1 +41,1 @@\n-x\n+y\n";
+        let files = parse_unified_diff(diff).unwrap();
+        assert_eq!(files["x.go"], vec![(11, 12), (41, 41)]);
+    }
+
+    #[test]
+    fn new_and_deleted_files() {
+        let diff = "--- /dev/null\n+++ b/new.py\n@@ -0,0 +1,2 @@\n+a\n+b\n--- a/old.py\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-gone\n";
+        let files = parse_unified_diff(diff).unwrap();
+        assert_eq!(files["new.py"], vec![(1, 2)]);
+        assert_eq!(files["old.py"], vec![(1, 1)]);
+    }
+
+    #[test]
+    fn not_a_diff() {
+        assert!(parse_unified_diff("hello").is_err());
+    }
+}

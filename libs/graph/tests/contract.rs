@@ -1,0 +1,699 @@
+//! One contract, every backend: the same fixtures and assertions run against the embedded
+//! SQLite store and a real Neo4j 5.26 (started by `deploy/local/with-services.sh`, which
+//! `make test` and `.ci/run` use). Without `CODECTX_TEST_NEO4J_URI` the Neo4j half fails
+//! and says how to run it; it is never skipped silently.
+
+use std::collections::BTreeMap;
+
+use codectx_graph::neo4j::Neo4jGraphStore;
+use codectx_graph::query::{self, Directions, ExpandOptions};
+use codectx_graph::sqlite::SqliteGraphStore;
+use codectx_graph::{
+    Confidence, Direction, Edge, EdgeKind, GraphStore, Node, NodeKind, OwnerGraph, RepositoryInfo,
+    node_id, owner_hash,
+};
+
+fn graph_id(label: &str) -> String {
+    codectx_core::ids::mint(&label[..3.min(label.len())].to_lowercase())
+}
+
+fn node(
+    graph: &str,
+    kind: NodeKind,
+    path: &str,
+    qualified: &str,
+    name: &str,
+    lines: (u32, u32),
+) -> Node {
+    Node {
+        id: node_id(graph, kind, path, qualified, ""),
+        kind,
+        name: name.into(),
+        qualified_name: qualified.into(),
+        language: if path.is_empty() {
+            String::new()
+        } else {
+            "go".into()
+        },
+        path: path.into(),
+        start_line: lines.0,
+        end_line: lines.1,
+        signature: if kind.is_symbol() {
+            format!("func {name}()")
+        } else {
+            String::new()
+        },
+        summary: format!("{name} summary"),
+        fingerprint: format!("fp-{name}"),
+        test: name.starts_with("Test"),
+    }
+}
+
+fn edge(from: &Node, to: &Node, kind: EdgeKind, line: u32, confidence: Confidence) -> Edge {
+    Edge {
+        from: from.id.clone(),
+        to: to.id.clone(),
+        kind,
+        line,
+        confidence,
+    }
+}
+
+fn owner(name: &str, nodes: Vec<Node>, edges: Vec<Edge>) -> OwnerGraph {
+    OwnerGraph {
+        owner: name.into(),
+        hash: owner_hash(&nodes, &edges),
+        nodes,
+        edges,
+    }
+}
+
+/// The fixture: package p with a server, a helper, an interface, a caller and a test.
+struct Fixture {
+    graph: String,
+    owners: Vec<OwnerGraph>,
+    serve: Node,
+    caller: Node,
+    helper: Node,
+    server: Node,
+    handler: Node,
+    test: Node,
+    external: Node,
+}
+
+fn fixture(graph: &str) -> Fixture {
+    let package = node(graph, NodeKind::Package, "", "p", "p", (0, 0));
+    let external = node(
+        graph,
+        NodeKind::External,
+        "",
+        "fmt.Println",
+        "Println",
+        (0, 0),
+    );
+    let file_a = node(graph, NodeKind::File, "a.go", "a.go", "a.go", (1, 12));
+    let caller = node(
+        graph,
+        NodeKind::Function,
+        "a.go",
+        "p.Caller",
+        "Caller",
+        (3, 10),
+    );
+    let file_b = node(graph, NodeKind::File, "b.go", "b.go", "b.go", (1, 20));
+    let server = node(graph, NodeKind::Type, "b.go", "p.Server", "Server", (1, 3));
+    let serve = node(
+        graph,
+        NodeKind::Method,
+        "b.go",
+        "p.(*Server).Serve",
+        "Serve",
+        (5, 9),
+    );
+    let helper = node(
+        graph,
+        NodeKind::Function,
+        "b.go",
+        "p.helper",
+        "helper",
+        (11, 13),
+    );
+    let handler = node(
+        graph,
+        NodeKind::Interface,
+        "b.go",
+        "p.Handler",
+        "Handler",
+        (15, 17),
+    );
+    let file_t = node(
+        graph,
+        NodeKind::File,
+        "b_test.go",
+        "b_test.go",
+        "b_test.go",
+        (1, 6),
+    );
+    let test = node(
+        graph,
+        NodeKind::Function,
+        "b_test.go",
+        "p.TestServe",
+        "TestServe",
+        (1, 5),
+    );
+    let owners = vec![
+        owner(
+            "",
+            vec![package.clone(), external.clone()],
+            vec![
+                edge(
+                    &package,
+                    &file_a,
+                    EdgeKind::Contains,
+                    0,
+                    Confidence::Resolved,
+                ),
+                edge(
+                    &package,
+                    &file_b,
+                    EdgeKind::Contains,
+                    0,
+                    Confidence::Resolved,
+                ),
+                edge(
+                    &package,
+                    &file_t,
+                    EdgeKind::Contains,
+                    0,
+                    Confidence::Resolved,
+                ),
+            ],
+        ),
+        owner(
+            "a.go",
+            vec![file_a.clone(), caller.clone()],
+            vec![
+                edge(
+                    &file_a,
+                    &caller,
+                    EdgeKind::Contains,
+                    0,
+                    Confidence::Resolved,
+                ),
+                edge(&caller, &serve, EdgeKind::Calls, 5, Confidence::Resolved),
+                edge(
+                    &caller,
+                    &external,
+                    EdgeKind::Calls,
+                    6,
+                    Confidence::Unresolved,
+                ),
+            ],
+        ),
+        owner(
+            "b.go",
+            vec![
+                file_b.clone(),
+                server.clone(),
+                serve.clone(),
+                helper.clone(),
+                handler.clone(),
+            ],
+            vec![
+                edge(
+                    &file_b,
+                    &server,
+                    EdgeKind::Contains,
+                    0,
+                    Confidence::Resolved,
+                ),
+                edge(&file_b, &serve, EdgeKind::Contains, 0, Confidence::Resolved),
+                edge(
+                    &file_b,
+                    &helper,
+                    EdgeKind::Contains,
+                    0,
+                    Confidence::Resolved,
+                ),
+                edge(
+                    &file_b,
+                    &handler,
+                    EdgeKind::Contains,
+                    0,
+                    Confidence::Resolved,
+                ),
+                edge(&serve, &helper, EdgeKind::Calls, 7, Confidence::Resolved),
+                edge(
+                    &server,
+                    &handler,
+                    EdgeKind::Implements,
+                    0,
+                    Confidence::Resolved,
+                ),
+                edge(&serve, &test, EdgeKind::TestedBy, 3, Confidence::Resolved),
+            ],
+        ),
+        owner(
+            "b_test.go",
+            vec![file_t.clone(), test.clone()],
+            vec![
+                edge(&file_t, &test, EdgeKind::Contains, 0, Confidence::Resolved),
+                edge(&test, &serve, EdgeKind::Calls, 3, Confidence::Resolved),
+            ],
+        ),
+    ];
+    Fixture {
+        graph: graph.to_owned(),
+        owners,
+        serve,
+        caller,
+        helper,
+        server,
+        handler,
+        test,
+        external,
+    }
+}
+
+async fn load(store: &dyn GraphStore, fixture: &Fixture) {
+    store
+        .replace_owners(&fixture.graph, &[], &fixture.owners)
+        .await
+        .unwrap();
+    store
+        .put_repository(&RepositoryInfo {
+            graph_id: fixture.graph.clone(),
+            name: "fixture".into(),
+            root: "/src/fixture".into(),
+            commit: "abc123".into(),
+            indexed_at: 1_800_000_000,
+            version: "v1".into(),
+        })
+        .await
+        .unwrap();
+}
+
+fn names(nodes: &[Node]) -> Vec<String> {
+    nodes.iter().map(|n| n.qualified_name.clone()).collect()
+}
+
+/// Every assertion of the contract, against one backend.
+async fn contract(store: &dyn GraphStore) {
+    let a = fixture(&graph_id("alpha"));
+    let b = fixture(&graph_id("beta"));
+    load(store, &a).await;
+    load(store, &b).await;
+
+    // Repository records.
+    let repository = store.repository(&a.graph).await.unwrap().unwrap();
+    assert_eq!(repository.commit, "abc123");
+    assert!(
+        store
+            .repositories()
+            .await
+            .unwrap()
+            .iter()
+            .any(|r| r.graph_id == a.graph)
+    );
+
+    // Owner hashes round-trip.
+    let hashes = store.owner_hashes(&a.graph).await.unwrap();
+    assert_eq!(hashes.len(), 4);
+    assert_eq!(hashes["b.go"], a.owners[2].hash);
+
+    // Nodes by id: all fields survive; unknown ids are simply absent.
+    let got = store
+        .nodes(&a.graph, &[a.serve.id.clone(), "n_missing".into()])
+        .await
+        .unwrap();
+    assert_eq!(got, vec![a.serve.clone()]);
+    // Graph isolation: A's ids do not exist in B (ids are graph-scoped).
+    assert!(
+        store
+            .nodes(&b.graph, &[a.serve.id.clone()])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Lookup: qualified, trailing parts in Go's own forms, plain names, kinds.
+    for selector in [
+        "p.(*Server).Serve",
+        "(*Server).Serve",
+        "Server.Serve",
+        "Serve",
+    ] {
+        let found = query::lookup(store, &a.graph, selector, &[], 10)
+            .await
+            .unwrap();
+        assert_eq!(
+            names(&found.matches),
+            vec!["p.(*Server).Serve"],
+            "{selector}"
+        );
+        assert!(!found.ambiguous, "{selector}");
+    }
+    assert!(
+        query::lookup(store, &a.graph, "erver.Serve", &[], 10)
+            .await
+            .unwrap()
+            .matches
+            .is_empty()
+    );
+    let types = query::lookup(store, &a.graph, "Server", &[NodeKind::Type], 10)
+        .await
+        .unwrap();
+    assert_eq!(names(&types.matches), vec!["p.Server"]);
+    let file = query::lookup(store, &a.graph, "b.go", &[NodeKind::File], 10)
+        .await
+        .unwrap();
+    assert_eq!(file.matches.len(), 1);
+    // Lookups in B never return A's nodes (same names, different graph).
+    let in_b = query::lookup(store, &b.graph, "Serve", &[], 10)
+        .await
+        .unwrap();
+    assert_eq!(in_b.matches[0].id, b.serve.id);
+
+    // Edges: both directions, limit and total, deterministic order.
+    let callers = store
+        .edges(
+            &a.graph,
+            &a.serve.id,
+            &[EdgeKind::Calls],
+            Direction::Incoming,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(callers.total, 2);
+    assert_eq!(
+        names(
+            &callers
+                .hits
+                .iter()
+                .map(|h| h.node.clone())
+                .collect::<Vec<_>>()
+        ),
+        vec!["p.Caller", "p.TestServe"]
+    );
+    assert_eq!(callers.hits[0].line, 5);
+    let limited = store
+        .edges(
+            &a.graph,
+            &a.serve.id,
+            &[EdgeKind::Calls],
+            Direction::Incoming,
+            1,
+        )
+        .await
+        .unwrap();
+    assert_eq!((limited.hits.len(), limited.total), (1, 2));
+    let callees = store
+        .edges(
+            &a.graph,
+            &a.caller.id,
+            &[EdgeKind::Calls],
+            Direction::Outgoing,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(callees.total, 2);
+    let unresolved = callees
+        .hits
+        .iter()
+        .find(|h| h.node.id == a.external.id)
+        .unwrap();
+    assert_eq!(unresolved.confidence, Confidence::Unresolved);
+    assert_eq!(unresolved.node.kind, NodeKind::External);
+    let implementors = store
+        .edges(
+            &a.graph,
+            &a.handler.id,
+            &[EdgeKind::Implements],
+            Direction::Incoming,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(implementors.hits[0].node.id, a.server.id);
+    let tests = store
+        .edges(
+            &a.graph,
+            &a.serve.id,
+            &[EdgeKind::TestedBy],
+            Direction::Outgoing,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(tests.hits[0].node.id, a.test.id);
+    // Multi-kind pages are ordered by relationship type name on every backend.
+    let mixed = store
+        .edges(
+            &a.graph,
+            &a.serve.id,
+            &[EdgeKind::TestedBy, EdgeKind::Calls],
+            Direction::Outgoing,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        mixed.hits.iter().map(|h| h.kind).collect::<Vec<_>>(),
+        vec![EdgeKind::Calls, EdgeKind::TestedBy]
+    );
+
+    // Expansion: depth 2 through Serve reaches helper; limits are per direction and
+    // counted in `omitted`.
+    let (expansions, missing) = query::expand(
+        store,
+        &a.graph,
+        &[a.caller.id.clone(), "n_gone".into()],
+        &ExpandOptions {
+            kinds: vec![EdgeKind::Calls],
+            directions: Directions::Outgoing,
+            depth: 2,
+            limit_per_direction: 10,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(missing, vec!["n_gone".to_owned()]);
+    let reached: Vec<(String, u32)> = expansions[0]
+        .neighbors
+        .iter()
+        .map(|n| (n.node.qualified_name.clone(), n.depth))
+        .collect();
+    assert_eq!(
+        reached,
+        vec![
+            ("fmt.Println".to_owned(), 1),
+            ("p.(*Server).Serve".to_owned(), 1),
+            ("p.helper".to_owned(), 2)
+        ]
+    );
+    let (narrow, _) = query::expand(
+        store,
+        &a.graph,
+        std::slice::from_ref(&a.caller.id),
+        &ExpandOptions {
+            kinds: vec![EdgeKind::Calls],
+            directions: Directions::Outgoing,
+            depth: 2,
+            limit_per_direction: 1,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(narrow[0].neighbors.len(), 1);
+    assert_eq!(
+        narrow[0].omitted.iter().map(|o| o.count).sum::<usize>(),
+        1,
+        "{:?}",
+        narrow[0].omitted
+    );
+    // Depth is clamped to 2 whatever is asked.
+    let (deep, _) = query::expand(
+        store,
+        &a.graph,
+        std::slice::from_ref(&a.test.id),
+        &ExpandOptions {
+            kinds: vec![EdgeKind::Calls],
+            directions: Directions::Outgoing,
+            depth: 9,
+            limit_per_direction: 10,
+        },
+    )
+    .await
+    .unwrap();
+    assert!(deep[0].neighbors.iter().all(|n| n.depth <= 2));
+
+    // Outline and change impact.
+    let outline = store.nodes_in_path(&a.graph, "b.go").await.unwrap();
+    assert_eq!(outline[0].kind, NodeKind::File);
+    assert_eq!(outline.len(), 5);
+    let changes = BTreeMap::from([
+        ("b.go".to_owned(), vec![(6u32, 6u32)]),
+        ("nope.go".to_owned(), vec![]),
+    ]);
+    let (changed, unknown) = query::change_impact(store, &a.graph, &changes, 10)
+        .await
+        .unwrap();
+    assert_eq!(unknown, vec!["nope.go".to_owned()]);
+    assert_eq!(changed.len(), 1);
+    assert_eq!(changed[0].symbol.id, a.serve.id);
+    assert_eq!(changed[0].callers.len(), 2);
+    assert_eq!(changed[0].tests[0].node.id, a.test.id);
+
+    // Corpus: symbols and external names by kind.
+    let symbols = store
+        .nodes_of_kinds(&a.graph, &query::SYMBOL_KINDS)
+        .await
+        .unwrap();
+    assert_eq!(symbols.len(), 6);
+
+    // Incremental: helper is renamed in b.go. Incoming edges from other owners to nodes
+    // that keep their id (Serve) survive; the old helper is gone.
+    let mut owners = a.owners.clone();
+    let b_owner = &mut owners[2];
+    let renamed = node(
+        &a.graph,
+        NodeKind::Function,
+        "b.go",
+        "p.assist",
+        "assist",
+        (11, 13),
+    );
+    b_owner.nodes.retain(|n| n.id != a.helper.id);
+    b_owner.nodes.push(renamed.clone());
+    for e in &mut b_owner.edges {
+        if e.to == a.helper.id {
+            e.to = renamed.id.clone();
+        }
+    }
+    b_owner.hash = owner_hash(&b_owner.nodes, &b_owner.edges);
+    store
+        .replace_owners(&a.graph, &[], std::slice::from_ref(b_owner))
+        .await
+        .unwrap();
+    assert!(
+        store
+            .nodes(&a.graph, std::slice::from_ref(&a.helper.id))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .nodes(&a.graph, std::slice::from_ref(&renamed.id))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    let callers = store
+        .edges(
+            &a.graph,
+            &a.serve.id,
+            &[EdgeKind::Calls],
+            Direction::Incoming,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        callers.total, 2,
+        "callers in other files survive re-indexing b.go"
+    );
+    let callees = store
+        .edges(
+            &a.graph,
+            &a.serve.id,
+            &[EdgeKind::Calls],
+            Direction::Outgoing,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        names(
+            &callees
+                .hits
+                .iter()
+                .map(|h| h.node.clone())
+                .collect::<Vec<_>>()
+        ),
+        vec!["p.assist"]
+    );
+    assert_eq!(
+        store.owner_hashes(&a.graph).await.unwrap()["b.go"],
+        b_owner.hash
+    );
+
+    // Removing an owner removes its nodes and the edges it produced.
+    store
+        .replace_owners(&a.graph, &["b_test.go".to_owned()], &[])
+        .await
+        .unwrap();
+    assert!(
+        store
+            .nodes(&a.graph, std::slice::from_ref(&a.test.id))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let callers = store
+        .edges(
+            &a.graph,
+            &a.serve.id,
+            &[EdgeKind::Calls],
+            Direction::Incoming,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(callers.total, 1);
+    assert!(
+        !store
+            .owner_hashes(&a.graph)
+            .await
+            .unwrap()
+            .contains_key("b_test.go")
+    );
+    // B is untouched by all of this.
+    let b_callers = store
+        .edges(
+            &b.graph,
+            &b.serve.id,
+            &[EdgeKind::Calls],
+            Direction::Incoming,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(b_callers.total, 2);
+
+    // Deleting a graph removes everything of it and nothing of others.
+    store.delete_graph(&a.graph).await.unwrap();
+    assert!(store.repository(&a.graph).await.unwrap().is_none());
+    assert!(
+        store
+            .nodes_of_kinds(&a.graph, &NodeKind::ALL)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(store.owner_hashes(&a.graph).await.unwrap().is_empty());
+    assert_eq!(
+        store
+            .nodes_of_kinds(&b.graph, &query::SYMBOL_KINDS)
+            .await
+            .unwrap()
+            .len(),
+        6
+    );
+    store.delete_graph(&b.graph).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_meets_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteGraphStore::open(&dir.path().join("graph.db")).unwrap();
+    contract(&store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn neo4j_meets_the_contract() {
+    let uri = std::env::var("CODECTX_TEST_NEO4J_URI").unwrap_or_else(|_| {
+        panic!(
+            "CODECTX_TEST_NEO4J_URI is not set: the Neo4j contract suite needs a running Neo4j 5.26. \
+             Run the tests with `make test` (deploy/local/with-services.sh starts one from Maven Central)."
+        )
+    });
+    let store = Neo4jGraphStore::connect(&uri, "neo4j", "")
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to Neo4j at {uri}: {e}"));
+    contract(&store).await;
+}
