@@ -1,1 +1,590 @@
+//! The indexer: walks a repository (honouring `.gitignore`, skipping vendored, generated
+//! and binary files), parses Go, Python, Rust, JavaScript, TypeScript/TSX and Java with
+//! tree-sitter, reads Markdown sections and manifests, resolves calls across files, and
+//! writes the code graph through a [`GraphStore`]. Incremental: only added, changed and
+//! deleted files are re-parsed (facts are cached by content hash), and only owners whose
+//! content changed are rewritten.
 
+pub mod cache;
+pub mod facts;
+pub mod lang;
+pub mod layout;
+pub mod manifest;
+pub mod markdown;
+pub mod redact;
+pub mod resolve;
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Instant, UNIX_EPOCH};
+
+use codectx_core::ids;
+use codectx_errors::Error;
+use codectx_graph::model::content_hash;
+use codectx_graph::{GraphStore, RepositoryInfo};
+
+use crate::cache::{Cache, CachedFile};
+use crate::facts::FileFacts;
+use crate::lang::Language;
+use crate::layout::Layout;
+
+/// Files larger than this are not parsed (a minified bundle, a data dump).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Directories never indexed: vendored code, dependencies, build output, test data.
+const SKIPPED_DIRECTORIES: &[&str] = &[
+    "vendor",
+    "node_modules",
+    "third_party",
+    "target",
+    "dist",
+    "build",
+    "__pycache__",
+    "testdata",
+    ".git",
+    ".hg",
+    ".svn",
+    "site-packages",
+];
+
+/// How to index.
+#[derive(Debug, Clone)]
+pub struct IndexOptions {
+    /// The checkout to index.
+    pub root: PathBuf,
+    /// The repository key (`--name`); the graph id derives from it.
+    pub name: String,
+    /// The facts cache file.
+    pub cache: PathBuf,
+    pub max_file_bytes: u64,
+    /// Show a progress bar on long runs (only when stderr is a terminal).
+    pub progress: bool,
+    /// Parser threads (0: the number of cores).
+    pub threads: usize,
+}
+
+/// A file that was not parsed, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+/// What an index run did.
+#[derive(Debug, Clone, Default)]
+pub struct IndexReport {
+    pub graph_id: String,
+    pub files: usize,
+    pub parsed: usize,
+    pub reused: usize,
+    pub removed: usize,
+    pub skipped: Vec<Skipped>,
+    /// Files parsed with syntax errors (facts extracted from what did parse).
+    pub syntax_errors: usize,
+    pub symbols: usize,
+    pub edges: usize,
+    pub owners_written: usize,
+    pub seconds: f64,
+}
+
+impl IndexReport {
+    pub fn files_per_second(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.files as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The graph id of a repository key.
+pub fn graph_id_for(name: &str) -> String {
+    ids::derive(ids::prefix::GRAPH, name)
+}
+
+struct Candidate {
+    path: String,
+    absolute: PathBuf,
+    size: u64,
+    modified_ns: i64,
+}
+
+fn is_indexable(path: &str) -> bool {
+    Language::from_path(path).is_some() || path.ends_with(".md") || manifest::is_manifest(path)
+}
+
+fn is_generated_name(path: &str) -> bool {
+    let name = layout::file_name(path);
+    name.ends_with(".pb.go")
+        || name.ends_with("_pb2.py")
+        || name.ends_with("_pb2_grpc.py")
+        || name.ends_with(".min.js")
+        || name.ends_with(".d.ts")
+        || name.contains(".generated.")
+}
+
+fn walk(root: &Path) -> Result<Vec<Candidate>, Error> {
+    let mut out = Vec::new();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            !(is_dir
+                && entry.depth() > 0
+                && SKIPPED_DIRECTORIES.contains(&entry.file_name().to_string_lossy().as_ref()))
+        })
+        .build();
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                tracing::warn!(%error, "skipping an unreadable path");
+                continue;
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let Some(relative) = relative.to_str() else {
+            tracing::warn!(path = %entry.path().display(), "skipping a path that is not UTF-8");
+            continue;
+        };
+        let path = relative.replace('\\', "/");
+        if !is_indexable(&path) || is_generated_name(&path) {
+            continue;
+        }
+        let Ok(metadata) = entry.metadata() else {
+            continue;
+        };
+        let modified_ns = metadata
+            .modified()
+            .ok()
+            .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos() as i64)
+            .unwrap_or(0);
+        out.push(Candidate {
+            path,
+            absolute: entry.path().to_path_buf(),
+            size: metadata.len(),
+            modified_ns,
+        });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// Reads a file and says why it cannot be indexed, if it cannot.
+fn read_source(candidate: &Candidate, max_bytes: u64) -> Result<String, String> {
+    if candidate.size > max_bytes {
+        return Err(format!(
+            "{} bytes is over the {} byte limit",
+            candidate.size, max_bytes
+        ));
+    }
+    let bytes = std::fs::read(&candidate.absolute).map_err(|e| format!("unreadable: {e}"))?;
+    if bytes.iter().take(8000).any(|b| *b == 0) {
+        return Err("binary".into());
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_owned())?;
+    let head: String = text.lines().take(5).collect::<Vec<_>>().join("\n");
+    if (head.contains("Code generated") && head.contains("DO NOT EDIT"))
+        || head.contains("@generated")
+    {
+        return Err("generated".into());
+    }
+    let lines = text.lines().count().max(1);
+    if text.len() / lines > 1_000 && text.len() > 20_000 {
+        return Err("minified (average line over 1,000 bytes)".into());
+    }
+    Ok(text)
+}
+
+/// Parses one file into facts. Never panics on bad input: problems become `skipped`.
+fn parse_file(
+    candidate: &Candidate,
+    layout: &Layout,
+    max_bytes: u64,
+    parsers: &mut HashMap<Language, tree_sitter::Parser>,
+) -> (FileFacts, Option<bool>) {
+    let mut facts = FileFacts {
+        path: candidate.path.clone(),
+        size: candidate.size,
+        ..Default::default()
+    };
+    let text = match read_source(candidate, max_bytes) {
+        Ok(text) => text,
+        Err(reason) => {
+            facts.language = Language::from_path(&candidate.path)
+                .map(|l| l.name().to_owned())
+                .unwrap_or_default();
+            facts.skipped = reason;
+            return (facts, None);
+        }
+    };
+    facts.content_hash = content_hash(text.as_bytes());
+    facts.lines = text.lines().count() as u32;
+    if manifest::is_manifest(&candidate.path) {
+        facts.language = "manifest".into();
+        facts.dependencies = manifest::dependencies(&candidate.path, &text);
+        return (facts, Some(false));
+    }
+    if candidate.path.ends_with(".md") {
+        facts.language = "markdown".into();
+        facts.sections = markdown::sections(&text);
+        return (facts, Some(false));
+    }
+    let Some(language) = Language::from_path(&candidate.path) else {
+        return (facts, None);
+    };
+    facts.language = language.name().to_owned();
+    let parser = parsers.entry(language).or_insert_with(|| {
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&language.grammar())
+            .expect("grammar version matches tree-sitter");
+        parser
+    });
+    let Some(tree) = parser.parse(&text, None) else {
+        facts.skipped = "the parser gave up".into();
+        return (facts, None);
+    };
+    let had_errors = tree.root_node().has_error();
+    lang::extract(language, &tree, &text, &mut facts, layout);
+    (facts, Some(had_errors))
+}
+
+fn layout_of(root: &Path, candidates: &[Candidate]) -> Layout {
+    let mut layout = Layout::default();
+    for candidate in candidates {
+        layout.files.insert(candidate.path.clone());
+        let name = layout::file_name(&candidate.path);
+        if name == "go.mod" || name == "Cargo.toml" {
+            let Ok(text) = std::fs::read_to_string(root.join(&candidate.path)) else {
+                continue;
+            };
+            let dir = layout::parent_dir(&candidate.path).to_owned();
+            if name == "go.mod" {
+                if let Some(module) = manifest::go_module(&text) {
+                    layout.go_modules.insert(dir, module);
+                }
+            } else if let Some(crate_name) = manifest::cargo_crate(&text) {
+                layout.rust_crates.insert(dir, crate_name);
+            }
+        }
+    }
+    layout
+}
+
+/// A hash of what qualified names depend on besides the file itself.
+fn layout_hash(layout: &Layout) -> String {
+    let mut text = String::new();
+    for (dir, module) in &layout.go_modules {
+        text.push_str(&format!("go {dir} {module}\n"));
+    }
+    for (dir, name) in &layout.rust_crates {
+        text.push_str(&format!("rust {dir} {name}\n"));
+    }
+    let packages: BTreeSet<&String> = layout
+        .files
+        .iter()
+        .filter(|f| f.ends_with("__init__.py"))
+        .collect();
+    for package in packages {
+        text.push_str(&format!("py {package}\n"));
+    }
+    text.push_str(&format!("facts-version {}\n", FACTS_VERSION));
+    content_hash(text.as_bytes())
+}
+
+/// Bump when extraction changes, so caches from older builds are not reused.
+const FACTS_VERSION: u32 = 1;
+
+fn git_commit(root: &Path) -> String {
+    let git = root.join(".git");
+    let Ok(head) = std::fs::read_to_string(git.join("HEAD")) else {
+        return String::new();
+    };
+    let head = head.trim();
+    let Some(reference) = head.strip_prefix("ref: ") else {
+        return head.to_owned();
+    };
+    if let Ok(commit) = std::fs::read_to_string(git.join(reference)) {
+        return commit.trim().to_owned();
+    }
+    std::fs::read_to_string(git.join("packed-refs"))
+        .ok()
+        .and_then(|packed| {
+            packed.lines().find_map(|line| {
+                let (commit, name) = line.split_once(' ')?;
+                (name == reference).then(|| commit.to_owned())
+            })
+        })
+        .unwrap_or_default()
+}
+
+/// Indexes `options.root` into `store` as the graph of `options.name`.
+pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<IndexReport, Error> {
+    let started = Instant::now();
+    let root = options.root.canonicalize().map_err(|e| {
+        Error::invalid_argument(
+            "path",
+            format!("cannot index {}: {e}", options.root.display()),
+        )
+    })?;
+    if !root.is_dir() {
+        return Err(Error::invalid_argument(
+            "path",
+            format!("{} is not a directory", root.display()),
+        ));
+    }
+    crate::validate_name(&options.name)?;
+    let graph_id = graph_id_for(&options.name);
+    let walk_root = root.clone();
+    let candidates = tokio::task::spawn_blocking(move || walk(&walk_root))
+        .await
+        .map_err(|e| Error::internal(format!("walker: {e}")))??;
+    let layout = layout_of(&root, &candidates);
+    let layout_hash = layout_hash(&layout);
+
+    let mut cache = Cache::open(&options.cache)?;
+    if cache.meta(&graph_id, "layout")?.as_deref() != Some(layout_hash.as_str()) {
+        cache.clear(&graph_id)?;
+    }
+    let mut cached = cache.load(&graph_id)?;
+
+    // Decide what to parse: unchanged size and mtime reuse facts without reading.
+    let mut reused: Vec<FileFacts> = Vec::new();
+    let mut to_parse: Vec<&Candidate> = Vec::new();
+    for candidate in &candidates {
+        match cached.remove(&candidate.path) {
+            Some(entry)
+                if entry.size == candidate.size && entry.modified_ns == candidate.modified_ns =>
+            {
+                reused.push(entry.facts)
+            }
+            Some(entry) => {
+                // Touched but maybe unchanged: compare content hashes.
+                match std::fs::read(&candidate.absolute) {
+                    Ok(bytes)
+                        if content_hash(&bytes) == entry.facts.content_hash
+                            && entry.facts.skipped.is_empty() =>
+                    {
+                        reused.push(entry.facts)
+                    }
+                    _ => to_parse.push(candidate),
+                }
+            }
+            None => to_parse.push(candidate),
+        }
+    }
+    let removed_paths: Vec<String> = cached.into_keys().collect();
+
+    let report = Mutex::new(IndexReport {
+        graph_id: graph_id.clone(),
+        ..Default::default()
+    });
+    let parsed = parse_all(&to_parse, &layout, options, &report);
+
+    let mut changed_cache = Vec::with_capacity(parsed.len());
+    for (facts, candidate) in parsed.iter().zip(to_parse.iter()) {
+        changed_cache.push((
+            CachedFile {
+                size: candidate.size,
+                modified_ns: candidate.modified_ns,
+                facts: facts.clone(),
+            },
+            candidate.path.as_str(),
+        ));
+    }
+    let mut all: Vec<FileFacts> = reused;
+    let reused_count = all.len();
+    all.extend(parsed);
+    all.sort_by(|a, b| a.path.cmp(&b.path));
+
+    let name = options.name.clone();
+    let graph = graph_id.clone();
+    let (all, owners) = tokio::task::spawn_blocking(move || {
+        let mut owners = resolve::build(&graph, &name, &all);
+        resolve::go_implements(&graph, &all, &mut owners);
+        (all, owners)
+    })
+    .await
+    .map_err(|e| Error::internal(format!("resolver: {e}")))?;
+
+    let stored = store.owner_hashes(&graph_id).await?;
+    let current: std::collections::HashSet<&str> =
+        owners.iter().map(|o| o.owner.as_str()).collect();
+    let removed_owners: Vec<String> = stored
+        .keys()
+        .filter(|o| !current.contains(o.as_str()))
+        .cloned()
+        .collect();
+    let changed: Vec<_> = owners
+        .iter()
+        .filter(|o| stored.get(&o.owner) != Some(&o.hash))
+        .cloned()
+        .collect();
+    // Bounded transactions: a large first index is written in slices.
+    let mut first = true;
+    for chunk in changed.chunks(500) {
+        store
+            .replace_owners(&graph_id, if first { &removed_owners } else { &[] }, chunk)
+            .await?;
+        first = false;
+    }
+    if changed.is_empty() && !removed_owners.is_empty() {
+        store
+            .replace_owners(&graph_id, &removed_owners, &[])
+            .await?;
+    }
+    let mut version_text = String::new();
+    for owner in &owners {
+        version_text.push_str(&owner.owner);
+        version_text.push('\u{1}');
+        version_text.push_str(&owner.hash);
+        version_text.push('\n');
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    store
+        .put_repository(&RepositoryInfo {
+            graph_id: graph_id.clone(),
+            name: options.name.clone(),
+            root: root.display().to_string(),
+            commit: git_commit(&root),
+            indexed_at: now,
+            version: content_hash(version_text.as_bytes()),
+        })
+        .await?;
+
+    let changed_refs: Vec<(&CachedFile, &str)> =
+        changed_cache.iter().map(|(f, p)| (f, *p)).collect();
+    cache.store(&graph_id, &changed_refs, &removed_paths)?;
+    cache.set_meta(&graph_id, "layout", &layout_hash)?;
+
+    let mut report = report
+        .into_inner()
+        .map_err(|_| Error::internal("report lock poisoned"))?;
+    report.files = all.len();
+    report.reused = reused_count;
+    report.removed = removed_paths.len();
+    report.symbols = all.iter().map(|f| f.symbols.len()).sum();
+    report.edges = owners.iter().map(|o| o.edges.len()).sum();
+    report.owners_written = changed.len() + removed_owners.len();
+    report.seconds = started.elapsed().as_secs_f64();
+    for skipped in &report.skipped {
+        tracing::warn!(path = %skipped.path, reason = %skipped.reason, "not parsed");
+    }
+    Ok(report)
+}
+
+fn parse_all(
+    to_parse: &[&Candidate],
+    layout: &Layout,
+    options: &IndexOptions,
+    report: &Mutex<IndexReport>,
+) -> Vec<FileFacts> {
+    let threads = if options.threads == 0 {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+    } else {
+        options.threads
+    }
+    .min(to_parse.len().max(1));
+    let progress = if options.progress && to_parse.len() > 200 {
+        let bar = indicatif::ProgressBar::new(to_parse.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} parsing {pos}/{len} files [{bar:30}] {per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(bar)
+    } else {
+        None
+    };
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<FileFacts>>> = Mutex::new(vec![None; to_parse.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut parsers = HashMap::new();
+                loop {
+                    let at = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(candidate) = to_parse.get(at) else {
+                        break;
+                    };
+                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        parse_file(candidate, layout, options.max_file_bytes, &mut parsers)
+                    }));
+                    let (facts, status) = match outcome {
+                        Ok(result) => result,
+                        Err(_) => {
+                            parsers.clear();
+                            let facts = FileFacts {
+                                path: candidate.path.clone(),
+                                size: candidate.size,
+                                skipped: "the extractor failed on this file".into(),
+                                ..Default::default()
+                            };
+                            (facts, None)
+                        }
+                    };
+                    {
+                        let mut report = report.lock().expect("report lock");
+                        match status {
+                            None if !facts.skipped.is_empty() => report.skipped.push(Skipped {
+                                path: facts.path.clone(),
+                                reason: facts.skipped.clone(),
+                            }),
+                            None => {}
+                            Some(errors) => {
+                                report.parsed += 1;
+                                if errors {
+                                    report.syntax_errors += 1;
+                                }
+                            }
+                        }
+                    }
+                    results.lock().expect("results lock")[at] = Some(facts);
+                    if let Some(bar) = &progress {
+                        bar.inc(1);
+                    }
+                }
+            });
+        }
+    });
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    results
+        .into_inner()
+        .expect("results lock")
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// Repository keys: 1-200 printable characters.
+pub fn validate_name(name: &str) -> Result<(), Error> {
+    if name.trim().is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
+        return Err(Error::invalid_argument(
+            "name",
+            "the repository name must be 1-200 printable characters",
+        ));
+    }
+    Ok(())
+}

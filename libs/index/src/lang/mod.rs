@@ -1,0 +1,414 @@
+//! Language extractors: tree-sitter syntax trees to [`FileFacts`]. Each language module
+//! walks its grammar's nodes; the helpers here keep them short and consistent.
+
+pub mod go;
+pub mod java;
+pub mod javascript;
+pub mod python;
+pub mod rust;
+
+use codectx_graph::model::span_fingerprint;
+use tree_sitter::Node as SyntaxNode;
+
+use crate::facts::{
+    BindingFact, CallFact, ErrorFact, FileFacts, ImportFact, ReferenceFact, SymbolFact,
+};
+use crate::layout::Layout;
+use crate::redact;
+
+/// The languages the indexer parses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Language {
+    Go,
+    Python,
+    Rust,
+    JavaScript,
+    TypeScript,
+    Tsx,
+    Java,
+}
+
+impl Language {
+    pub fn from_path(path: &str) -> Option<Language> {
+        let extension = path.rsplit_once('.').map(|(_, e)| e)?;
+        Some(match extension {
+            "go" => Language::Go,
+            "py" | "pyi" => Language::Python,
+            "rs" => Language::Rust,
+            "js" | "mjs" | "cjs" | "jsx" => Language::JavaScript,
+            "ts" | "mts" | "cts" => Language::TypeScript,
+            "tsx" => Language::Tsx,
+            "java" => Language::Java,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Go => "go",
+            Language::Python => "python",
+            Language::Rust => "rust",
+            Language::JavaScript => "javascript",
+            Language::TypeScript | Language::Tsx => "typescript",
+            Language::Java => "java",
+        }
+    }
+
+    pub fn grammar(self) -> tree_sitter::Language {
+        match self {
+            Language::Go => tree_sitter_go::LANGUAGE.into(),
+            Language::Python => tree_sitter_python::LANGUAGE.into(),
+            Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+            Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Language::Java => tree_sitter_java::LANGUAGE.into(),
+        }
+    }
+}
+
+/// Extracts facts from one parsed file.
+pub fn extract(
+    language: Language,
+    tree: &tree_sitter::Tree,
+    source: &str,
+    facts: &mut FileFacts,
+    layout: &Layout,
+) {
+    let mut builder = Builder::new(source, facts);
+    match language {
+        Language::Go => go::extract(tree.root_node(), &mut builder, layout),
+        Language::Python => python::extract(tree.root_node(), &mut builder, layout),
+        Language::Rust => rust::extract(tree.root_node(), &mut builder, layout),
+        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+            javascript::extract(tree.root_node(), &mut builder, layout)
+        }
+        Language::Java => java::extract(tree.root_node(), &mut builder, layout),
+    }
+}
+
+/// Longest signature kept, in characters.
+const SIGNATURE_CHARS: usize = 300;
+/// Longest summary kept, in characters.
+const SUMMARY_CHARS: usize = 200;
+/// Longest error message kept, in characters.
+const MESSAGE_CHARS: usize = 300;
+
+/// Accumulates facts for one file while a language module walks it.
+pub struct Builder<'a> {
+    pub source: &'a str,
+    pub facts: &'a mut FileFacts,
+}
+
+/// A symbol to add.
+#[derive(Debug, Default)]
+pub struct NewSymbol {
+    pub kind: &'static str,
+    pub name: String,
+    pub qualified_name: String,
+    pub signature: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub summary: String,
+    pub parent: i32,
+    pub owner_type: String,
+    pub bases: Vec<String>,
+    pub test: bool,
+    pub required_methods: Vec<String>,
+    pub embedded: Vec<String>,
+    pub discriminator: String,
+}
+
+impl<'a> Builder<'a> {
+    pub fn new(source: &'a str, facts: &'a mut FileFacts) -> Self {
+        Self { source, facts }
+    }
+
+    pub fn text(&self, node: SyntaxNode<'_>) -> &'a str {
+        node.utf8_text(self.source.as_bytes()).unwrap_or("")
+    }
+
+    pub fn field_text(&self, node: SyntaxNode<'_>, field: &str) -> &'a str {
+        node.child_by_field_name(field)
+            .map(|n| self.text(n))
+            .unwrap_or("")
+    }
+
+    pub fn add_symbol(&mut self, symbol: NewSymbol) -> i32 {
+        let fingerprint =
+            span_fingerprint(self.source, symbol.start_line, symbol.end_line).unwrap_or_default();
+        self.facts.symbols.push(SymbolFact {
+            kind: symbol.kind.to_owned(),
+            name: symbol.name,
+            qualified_name: symbol.qualified_name,
+            signature: truncate_chars(&collapse_whitespace(&symbol.signature), SIGNATURE_CHARS),
+            start_line: symbol.start_line,
+            end_line: symbol.end_line,
+            summary: redact::summary(&truncate_chars(&symbol.summary, SUMMARY_CHARS)),
+            fingerprint,
+            parent: symbol.parent,
+            owner_type: symbol.owner_type,
+            bases: symbol.bases,
+            test: symbol.test,
+            required_methods: symbol.required_methods,
+            discriminator: symbol.discriminator,
+            embedded: symbol.embedded,
+        });
+        (self.facts.symbols.len() - 1) as i32
+    }
+
+    pub fn add_call(&mut self, caller: i32, name: &str, receiver: &str, line: u32, arguments: u32) {
+        if name.is_empty() {
+            return;
+        }
+        self.facts.calls.push(CallFact {
+            caller,
+            name: name.to_owned(),
+            receiver: receiver.to_owned(),
+            line,
+            arguments,
+        });
+    }
+
+    pub fn add_binding(&mut self, scope: i32, variable: &str, type_name: &str) {
+        let type_name = clean_type(type_name);
+        if variable.is_empty() || type_name.is_empty() {
+            return;
+        }
+        self.facts.bindings.push(BindingFact {
+            scope,
+            variable: variable.to_owned(),
+            type_name,
+        });
+    }
+
+    pub fn add_import(&mut self, target: &str, alias: &str, module: &str, line: u32) {
+        if target.is_empty() || alias.is_empty() {
+            return;
+        }
+        self.facts.imports.push(ImportFact {
+            target: target.to_owned(),
+            alias: alias.to_owned(),
+            line,
+            module: module.to_owned(),
+        });
+    }
+
+    pub fn add_reference(&mut self, from: i32, name: &str, line: u32) {
+        if from >= 0 && !name.is_empty() {
+            self.facts.references.push(ReferenceFact {
+                from,
+                name: name.to_owned(),
+                line,
+            });
+        }
+    }
+
+    pub fn add_error(&mut self, enclosing: i32, message: &str, line: u32) {
+        let message = message.trim();
+        if message.is_empty() {
+            return;
+        }
+        self.facts.errors.push(ErrorFact {
+            enclosing,
+            message: truncate_chars(message, MESSAGE_CHARS),
+            line,
+        });
+    }
+
+    /// Text from the node's start to the start of its `body` field (the declaration
+    /// header), or the whole first line when there is no body.
+    pub fn header(&self, node: SyntaxNode<'_>, body_field: &str) -> String {
+        let end = node
+            .child_by_field_name(body_field)
+            .map(|b| b.start_byte())
+            .unwrap_or_else(|| {
+                let start = node.start_byte();
+                self.source[start..node.end_byte()]
+                    .find('\n')
+                    .map(|i| start + i)
+                    .unwrap_or(node.end_byte())
+            });
+        let header = self.source.get(node.start_byte()..end).unwrap_or("");
+        header.trim().trim_end_matches(['{', ':']).trim().to_owned()
+    }
+
+    /// The comment lines right above `node` (`//`, `///`, `#`), first meaningful line.
+    pub fn leading_comment(&self, node: SyntaxNode<'_>, prefixes: &[&str]) -> String {
+        let mut lines = Vec::new();
+        let mut current = node.prev_sibling();
+        let mut expected_row = node.start_position().row;
+        while let Some(sibling) = current {
+            let kind = sibling.kind();
+            let is_comment = kind.contains("comment");
+            let is_attribute = kind == "attribute_item"
+                || kind == "decorator"
+                || kind == "marker_annotation"
+                || kind == "annotation";
+            if !(is_comment || is_attribute) || sibling.end_position().row + 1 < expected_row {
+                break;
+            }
+            if is_comment {
+                lines.push(self.text(sibling));
+            }
+            expected_row = sibling.start_position().row;
+            current = sibling.prev_sibling();
+        }
+        lines.reverse();
+        first_comment_line(&lines.join("\n"), prefixes)
+    }
+}
+
+/// The first non-empty line of a comment block, without comment markers.
+pub fn first_comment_line(text: &str, prefixes: &[&str]) -> String {
+    for raw in text.lines() {
+        let mut line = raw.trim();
+        for prefix in prefixes {
+            if let Some(rest) = line.strip_prefix(prefix) {
+                line = rest;
+                break;
+            }
+        }
+        let line = line
+            .trim_start_matches('*')
+            .trim()
+            .trim_end_matches("*/")
+            .trim();
+        if !line.is_empty() && !line.starts_with('@') {
+            return line.to_owned();
+        }
+    }
+    String::new()
+}
+
+/// 1-based first line of a node.
+pub fn line(node: SyntaxNode<'_>) -> u32 {
+    node.start_position().row as u32 + 1
+}
+
+/// 1-based last line of a node.
+pub fn end_line(node: SyntaxNode<'_>) -> u32 {
+    let end = node.end_position();
+    // A node ending at column 0 ends on the previous line.
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row as u32
+    } else {
+        end.row as u32 + 1
+    }
+}
+
+/// Named children of a node.
+pub fn children(node: SyntaxNode<'_>) -> Vec<SyntaxNode<'_>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+/// The value of a string literal: quotes and prefixes removed, simple escapes kept as
+/// written. None for templates with substitutions.
+pub fn string_value(text: &str) -> Option<String> {
+    let text = text.trim();
+    let text = text.trim_start_matches(|c: char| {
+        matches!(c, 'r' | 'b' | 'u' | 'f' | 'R' | 'B' | 'U' | 'F' | '#')
+    });
+    for quote in ["\"\"\"", "'''", "\"", "'", "`"] {
+        if text.len() >= 2 * quote.len() && text.starts_with(quote) {
+            let inner = text[quote.len()..].trim_end_matches('#');
+            let inner = inner.strip_suffix(quote)?;
+            return Some(inner.to_owned());
+        }
+    }
+    None
+}
+
+/// A type as written, reduced to the name resolution can use: pointers, references,
+/// `mut`, generic arguments, array brackets and nullability removed.
+pub fn clean_type(text: &str) -> String {
+    let mut depth = 0usize;
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '<' | '[' => depth += 1,
+            '>' | ']' => depth = depth.saturating_sub(1),
+            _ if depth > 0 => {}
+            '*' | '&' | '?' | '(' | ')' => {}
+            _ => out.push(ch),
+        }
+    }
+    let out = out.trim();
+    let out = out.strip_prefix("mut ").unwrap_or(out);
+    let out = out.strip_prefix("dyn ").unwrap_or(out);
+    let out = out.strip_prefix("impl ").unwrap_or(out);
+    let out = out.split_whitespace().last().unwrap_or("");
+    if out
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+    {
+        out.to_owned()
+    } else {
+        String::new()
+    }
+}
+
+pub fn collapse_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+pub fn truncate_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// Counts the named argument nodes of an argument list.
+pub fn argument_count(arguments: Option<SyntaxNode<'_>>) -> u32 {
+    arguments
+        .map(|a| {
+            children(a)
+                .iter()
+                .filter(|c| !c.kind().contains("comment"))
+                .count() as u32
+        })
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings() {
+        assert_eq!(string_value("\"hi\"").as_deref(), Some("hi"));
+        assert_eq!(string_value("r#\"raw\"#").as_deref(), Some("raw"));
+        assert_eq!(string_value("'''doc'''").as_deref(), Some("doc"));
+        assert_eq!(string_value("f'x {y}'").as_deref(), Some("x {y}"));
+        assert_eq!(string_value("`tpl`").as_deref(), Some("tpl"));
+        assert_eq!(string_value("abc"), None);
+    }
+
+    #[test]
+    fn types() {
+        assert_eq!(clean_type("*Server"), "Server");
+        assert_eq!(clean_type("&mut Vec<T>"), "Vec");
+        assert_eq!(clean_type("Optional[Foo]"), "Optional");
+        assert_eq!(clean_type("http.Server"), "http.Server");
+        assert_eq!(clean_type("[]byte"), "byte");
+        assert_eq!(clean_type("final List<String>"), "List");
+    }
+
+    #[test]
+    fn comments() {
+        assert_eq!(
+            first_comment_line("// Serve handles\n// more", &["///", "//"]),
+            "Serve handles"
+        );
+        assert_eq!(
+            first_comment_line("/**\n * Does it.\n */", &["/**", "/*"]),
+            "Does it."
+        );
+    }
+}
