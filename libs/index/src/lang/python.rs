@@ -1,6 +1,374 @@
+//! Python: modules from package directories, functions, classes (nested), methods,
+//! decorators (kept in the signature; the span starts at the first decorator), module
+//! constants, imports (absolute and relative), calls with `self`/`cls`/`super()`
+//! receivers, type hints and constructor assignments as bindings, `raise X("...")`
+//! messages, and tests by pytest/unittest conventions.
+
 use tree_sitter::Node as SyntaxNode;
 
-use super::Builder;
-use crate::layout::Layout;
+use super::{Builder, NewSymbol, argument_count, children, end_line, line, string_value};
+use crate::layout::{Layout, file_name};
 
-pub fn extract(_root: SyntaxNode<'_>, _b: &mut Builder<'_>, _layout: &Layout) {}
+struct Context<'a> {
+    module: &'a str,
+    test_file: bool,
+}
+
+fn is_test_file(path: &str) -> bool {
+    let name = file_name(path);
+    (name.starts_with("test_") && name.ends_with(".py"))
+        || name.ends_with("_test.py")
+        || name == "conftest.py"
+        || path.split('/').any(|part| part == "tests" || part == "test")
+}
+
+pub fn extract(root: SyntaxNode<'_>, b: &mut Builder<'_>, layout: &Layout) {
+    let path = b.facts.path.clone();
+    let module = layout.python_module(&path);
+    b.facts.package = if file_name(&path) == "__init__.py" {
+        module.clone()
+    } else {
+        module.rsplit_once('.').map(|(p, _)| p.to_owned()).unwrap_or_default()
+    };
+    b.facts.module = module.clone();
+    let context = Context { module: &module, test_file: is_test_file(&path) };
+    block(root, -1, &context, b);
+}
+
+/// The qualified-name prefix of a scope.
+fn prefix(scope: i32, context: &Context<'_>, b: &Builder<'_>) -> String {
+    if scope >= 0 { b.facts.symbols[scope as usize].qualified_name.clone() } else { context.module.to_owned() }
+}
+
+fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() { name.to_owned() } else { format!("{prefix}.{name}") }
+}
+
+fn scope_kind<'a>(scope: i32, b: &'a Builder<'_>) -> &'a str {
+    if scope >= 0 { b.facts.symbols[scope as usize].kind.as_str() } else { "" }
+}
+
+/// Statements of a block (or module), in order.
+fn block(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &mut Builder<'_>) {
+    for statement in children(node) {
+        statement_node(statement, scope, context, b);
+    }
+}
+
+fn docstring(body: Option<SyntaxNode<'_>>, b: &Builder<'_>) -> String {
+    let Some(first) = body.and_then(|body| children(body).into_iter().next()) else { return String::new() };
+    if first.kind() != "expression_statement" {
+        return String::new();
+    }
+    let Some(string) = children(first).into_iter().next().filter(|s| s.kind() == "string") else { return String::new() };
+    string_value(b.text(string)).map(|s| super::first_comment_line(&s, &[])).unwrap_or_default()
+}
+
+fn statement_node(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &mut Builder<'_>) {
+    match node.kind() {
+        "import_statement" => {
+            let mut cursor = node.walk();
+            let names: Vec<_> = node.children_by_field_name("name", &mut cursor).collect();
+            for name in names {
+                let (target, alias) = match name.kind() {
+                    "aliased_import" => (b.field_text(name, "name").to_owned(), b.field_text(name, "alias").to_owned()),
+                    _ => {
+                        let dotted = b.text(name).to_owned();
+                        let head = dotted.split('.').next().unwrap_or(&dotted).to_owned();
+                        // `import os.path` binds `os`, and makes `os.path` reachable through it.
+                        (head.clone(), head)
+                    }
+                };
+                let full = if name.kind() == "aliased_import" { target.clone() } else { b.text(name).to_owned() };
+                b.add_import(&target, &alias, &full, line(node));
+            }
+        }
+        "import_from_statement" => {
+            let module = match node.child_by_field_name("module_name") {
+                Some(m) if m.kind() == "relative_import" => relative_module(m, context, b),
+                Some(m) => b.text(m).to_owned(),
+                None => String::new(),
+            };
+            let mut cursor = node.walk();
+            let names: Vec<_> = node.children_by_field_name("name", &mut cursor).collect();
+            for name in names {
+                let (imported, alias) = match name.kind() {
+                    "aliased_import" => (b.field_text(name, "name").to_owned(), b.field_text(name, "alias").to_owned()),
+                    _ => (b.text(name).to_owned(), b.text(name).to_owned()),
+                };
+                b.add_import(&join(&module, &imported), &alias, &module, line(node));
+            }
+        }
+        "decorated_definition" => {
+            let decorators: Vec<String> =
+                children(node).into_iter().filter(|c| c.kind() == "decorator").map(|d| b.text(d).to_owned()).collect();
+            if let Some(definition) = node.child_by_field_name("definition") {
+                definition_node(definition, Some(node), &decorators, scope, context, b);
+            }
+        }
+        "function_definition" | "class_definition" => definition_node(node, None, &[], scope, context, b),
+        "expression_statement" => {
+            for child in children(node) {
+                if child.kind() == "assignment" {
+                    assignment(child, scope, context, b);
+                }
+                expressions(child, scope, b);
+            }
+        }
+        _ => {
+            // Compound statements (if/for/while/try/with/match) hold blocks of statements.
+            let mut handled_blocks = false;
+            for child in children(node) {
+                match child.kind() {
+                    "block" => {
+                        block(child, scope, context, b);
+                        handled_blocks = true;
+                    }
+                    "else_clause" | "elif_clause" | "except_clause" | "finally_clause" | "case_clause" | "except_group_clause" => {
+                        statement_node(child, scope, context, b);
+                        handled_blocks = true;
+                    }
+                    _ => expressions(child, scope, b),
+                }
+            }
+            if node.kind() == "raise_statement" {
+                raise(node, scope, b);
+            }
+            let _ = handled_blocks;
+        }
+    }
+}
+
+fn relative_module(node: SyntaxNode<'_>, context: &Context<'_>, b: &Builder<'_>) -> String {
+    let prefix = children(node).into_iter().find(|c| c.kind() == "import_prefix").map(|p| b.text(p).len()).unwrap_or(0);
+    let rest = children(node).into_iter().find(|c| c.kind() == "dotted_name").map(|d| b.text(d)).unwrap_or("");
+    // The current package is the module's parent (or the module itself for __init__).
+    let mut base: Vec<&str> = if b.facts.package.is_empty() { Vec::new() } else { b.facts.package.split('.').collect() };
+    for _ in 1..prefix {
+        base.pop();
+    }
+    let _ = context;
+    let mut module = base.join(".");
+    if !rest.is_empty() {
+        module = join(&module, rest);
+    }
+    module
+}
+
+fn definition_node(
+    node: SyntaxNode<'_>,
+    decorated: Option<SyntaxNode<'_>>,
+    decorators: &[String],
+    scope: i32,
+    context: &Context<'_>,
+    b: &mut Builder<'_>,
+) {
+    let outer = decorated.unwrap_or(node);
+    let name = b.field_text(node, "name").to_owned();
+    let qualified = join(&prefix(scope, context, b), &name);
+    let body = node.child_by_field_name("body");
+    let mut signature = b.header(node, "body");
+    if !decorators.is_empty() {
+        signature = format!("{} {signature}", decorators.join(" "));
+    }
+    if node.kind() == "class_definition" {
+        let bases: Vec<String> = node
+            .child_by_field_name("superclasses")
+            .map(|list| {
+                children(list)
+                    .into_iter()
+                    .filter(|c| matches!(c.kind(), "identifier" | "attribute" | "subscript"))
+                    .map(|c| b.text(c).to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let test = context.test_file && (name.starts_with("Test") || bases.iter().any(|base| base.ends_with("TestCase")));
+        let index = b.add_symbol(NewSymbol {
+            kind: "class",
+            qualified_name: qualified,
+            signature,
+            start_line: line(outer),
+            end_line: end_line(outer),
+            summary: docstring(body, b),
+            parent: scope,
+            bases,
+            test,
+            name,
+            ..Default::default()
+        });
+        if let Some(body) = body {
+            block(body, index, context, b);
+        }
+        return;
+    }
+    let in_class = scope_kind(scope, b) == "class";
+    let class_is_test = in_class && b.facts.symbols[scope as usize].test;
+    let test = context.test_file && name.starts_with("test") && (!in_class || class_is_test);
+    let owner_type = if in_class { b.facts.symbols[scope as usize].qualified_name.clone() } else { String::new() };
+    let index = b.add_symbol(NewSymbol {
+        kind: if in_class { "method" } else { "function" },
+        qualified_name: qualified,
+        signature,
+        start_line: line(outer),
+        end_line: end_line(outer),
+        summary: docstring(body, b),
+        parent: scope,
+        owner_type,
+        test,
+        name,
+        ..Default::default()
+    });
+    if let Some(parameters) = node.child_by_field_name("parameters") {
+        for parameter in children(parameters) {
+            match parameter.kind() {
+                "typed_parameter" => {
+                    let variable = children(parameter).into_iter().find(|c| c.kind() == "identifier").map(|c| b.text(c).to_owned());
+                    let type_text = hint(parameter.child_by_field_name("type"), b);
+                    if let Some(variable) = variable {
+                        b.add_binding(index, &variable, &type_text);
+                    }
+                }
+                "typed_default_parameter" => {
+                    let variable = b.field_text(parameter, "name").to_owned();
+                    let type_text = hint(parameter.child_by_field_name("type"), b);
+                    b.add_binding(index, &variable, &type_text);
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(body) = body {
+        block(body, index, context, b);
+    }
+}
+
+/// A type hint reduced to a class name: `Optional[Foo]` and `Foo | None` give `Foo`.
+fn hint(node: Option<SyntaxNode<'_>>, b: &Builder<'_>) -> String {
+    let Some(node) = node else { return String::new() };
+    let text = b.text(node).trim().trim_matches(|c| c == '"' || c == '\'');
+    let text = text.split('|').map(str::trim).find(|part| *part != "None").unwrap_or(text);
+    for wrapper in ["Optional[", "typing.Optional[", "Type[", "type["] {
+        if let Some(inner) = text.strip_prefix(wrapper) {
+            return inner.trim_end_matches(']').to_owned();
+        }
+    }
+    text.to_owned()
+}
+
+fn assignment(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &mut Builder<'_>) {
+    let Some(left) = node.child_by_field_name("left") else { return };
+    let right = node.child_by_field_name("right");
+    let annotated = node.child_by_field_name("type").map(|t| hint(Some(t), b));
+    let constructed = right.filter(|r| r.kind() == "call").and_then(|call| {
+        let function = call.child_by_field_name("function")?;
+        matches!(function.kind(), "identifier" | "attribute").then(|| b.text(function).to_owned())
+    });
+    let type_text = annotated.or(constructed).unwrap_or_default();
+    match left.kind() {
+        "identifier" => {
+            let variable = b.text(left).to_owned();
+            let is_constant = scope < 0
+                && variable.len() > 1
+                && variable.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                && variable.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+            if is_constant {
+                b.add_symbol(NewSymbol {
+                    kind: "constant",
+                    qualified_name: join(context.module, &variable),
+                    signature: super::truncate_chars(b.text(node).lines().next().unwrap_or(""), 120),
+                    start_line: line(node),
+                    end_line: end_line(node),
+                    parent: -1,
+                    name: variable.clone(),
+                    ..Default::default()
+                });
+            }
+            if !type_text.is_empty() {
+                b.add_binding(scope, &variable, &type_text);
+            }
+        }
+        "attribute" => {
+            // `self.x = Foo()` types the attribute for the whole class.
+            let object = b.field_text(left, "object");
+            if object == "self" && !type_text.is_empty() {
+                let mut class = scope;
+                while class >= 0 && b.facts.symbols[class as usize].kind != "class" {
+                    class = b.facts.symbols[class as usize].parent;
+                }
+                if class >= 0 {
+                    let attribute = b.field_text(left, "attribute").to_owned();
+                    b.add_binding(class, &attribute, &type_text);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn raise(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
+    let Some(raised) = children(node).into_iter().next() else { return };
+    if raised.kind() != "call" {
+        return;
+    }
+    let message = raised
+        .child_by_field_name("arguments")
+        .and_then(|a| children(a).into_iter().next())
+        .filter(|a| a.kind() == "string" || a.kind() == "concatenated_string")
+        .and_then(|a| string_value(b.text(a).split('\n').next().unwrap_or("")).or_else(|| string_value(b.text(a))));
+    if let Some(message) = message {
+        b.add_error(scope, &message, line(node));
+    }
+}
+
+/// Calls (and, in tests, references) inside an expression.
+fn expressions(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
+    if node.kind() == "call" {
+        call(node, scope, b);
+    }
+    if node.kind() == "argument_list" && scope >= 0 && b.facts.symbols[scope as usize].test {
+        for argument in children(node) {
+            if matches!(argument.kind(), "identifier" | "attribute") {
+                let text = b.text(argument);
+                let name = text.rsplit('.').next().unwrap_or(text).to_owned();
+                b.add_reference(scope, &name, line(argument));
+            }
+        }
+    }
+    for child in children(node) {
+        if matches!(child.kind(), "block") {
+            continue;
+        }
+        expressions(child, scope, b);
+    }
+}
+
+fn call(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
+    let Some(function) = node.child_by_field_name("function") else { return };
+    let count = argument_count(node.child_by_field_name("arguments"));
+    match function.kind() {
+        "identifier" => {
+            let name = b.text(function);
+            if matches!(name, "print" | "len" | "isinstance" | "str" | "int" | "float" | "bool" | "list" | "dict" | "set" | "tuple" | "range" | "super" | "getattr" | "setattr" | "hasattr" | "type" | "repr" | "iter" | "next" | "enumerate" | "zip" | "sorted" | "min" | "max" | "sum" | "any" | "all" | "map" | "filter" | "id" | "hash" | "abs" | "callable" | "issubclass" | "format" | "open" | "vars" | "object") {
+                return;
+            }
+            b.add_call(scope, name, "", line(node), count);
+        }
+        "attribute" => {
+            let name = b.field_text(function, "attribute");
+            let object = function.child_by_field_name("object");
+            let receiver = match object {
+                Some(o) if o.kind() == "identifier" && matches!(b.text(o), "self" | "cls") => "self".to_owned(),
+                Some(o) if o.kind() == "call" && b.field_text(o, "function") == "super" => "super()".to_owned(),
+                Some(o) => b.text(o).to_owned(),
+                None => String::new(),
+            };
+            // Receivers that are themselves calls or subscripts carry no usable name.
+            if receiver.contains('(') && receiver != "super()" || receiver.contains('[') || receiver.contains('\n') {
+                b.add_call(scope, name, "?", line(node), count);
+            } else {
+                b.add_call(scope, name, &receiver, line(node), count);
+            }
+        }
+        _ => {}
+    }
+}
