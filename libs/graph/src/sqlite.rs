@@ -12,24 +12,29 @@ use crate::model::{Confidence, Direction, EdgeKind, Node, NodeKind, OwnerGraph, 
 use crate::{EdgeHit, EdgePage, GraphStore};
 
 const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS repositories (
-    graph_id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    root TEXT NOT NULL,
-    commit_sha TEXT NOT NULL,
-    indexed_at INTEGER NOT NULL,
-    version TEXT NOT NULL
+CREATE TABLE IF NOT EXISTS graphs (
+    gid INTEGER PRIMARY KEY,
+    graph_id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL DEFAULT '',
+    root TEXT NOT NULL DEFAULT '',
+    commit_sha TEXT NOT NULL DEFAULT '',
+    indexed_at INTEGER NOT NULL DEFAULT 0,
+    version TEXT NOT NULL DEFAULT '',
+    listed INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS owners (
-    graph_id TEXT NOT NULL,
+    oid INTEGER PRIMARY KEY,
+    gid INTEGER NOT NULL,
     owner TEXT NOT NULL,
     hash TEXT NOT NULL,
-    PRIMARY KEY (graph_id, owner)
+    UNIQUE (gid, owner)
 );
 CREATE TABLE IF NOT EXISTS nodes (
-    graph_id TEXT NOT NULL,
+    nid INTEGER PRIMARY KEY,
+    gid INTEGER NOT NULL,
+    oid INTEGER NOT NULL,
+    generation INTEGER NOT NULL,
     id TEXT NOT NULL,
-    owner TEXT NOT NULL,
     kind TEXT NOT NULL,
     name TEXT NOT NULL,
     qualified_name TEXT NOT NULL,
@@ -41,26 +46,61 @@ CREATE TABLE IF NOT EXISTS nodes (
     summary TEXT NOT NULL,
     fingerprint TEXT NOT NULL,
     test INTEGER NOT NULL,
-    PRIMARY KEY (graph_id, id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS nodes_by_name ON nodes (graph_id, name);
-CREATE INDEX IF NOT EXISTS nodes_by_qualified_name ON nodes (graph_id, qualified_name);
-CREATE INDEX IF NOT EXISTS nodes_by_path ON nodes (graph_id, path, start_line);
-CREATE INDEX IF NOT EXISTS nodes_by_owner ON nodes (graph_id, owner);
-CREATE INDEX IF NOT EXISTS nodes_by_kind ON nodes (graph_id, kind);
-CREATE TABLE IF NOT EXISTS edges (
-    graph_id TEXT NOT NULL,
-    owner TEXT NOT NULL,
-    src TEXT NOT NULL,
-    dst TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    line INTEGER NOT NULL,
-    confidence TEXT NOT NULL
+    UNIQUE (gid, id)
 );
-CREATE INDEX IF NOT EXISTS edges_out ON edges (graph_id, src, kind);
-CREATE INDEX IF NOT EXISTS edges_in ON edges (graph_id, dst, kind);
-CREATE INDEX IF NOT EXISTS edges_by_owner ON edges (graph_id, owner);
+CREATE INDEX IF NOT EXISTS nodes_by_name ON nodes (gid, name);
+CREATE INDEX IF NOT EXISTS nodes_by_qualified_name ON nodes (gid, qualified_name);
+CREATE INDEX IF NOT EXISTS nodes_by_path ON nodes (gid, path, start_line);
+CREATE INDEX IF NOT EXISTS nodes_by_owner ON nodes (oid);
+CREATE TABLE IF NOT EXISTS edges (
+    oid INTEGER NOT NULL,
+    src INTEGER NOT NULL,
+    dst INTEGER NOT NULL,
+    kind INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    confidence INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS edges_out ON edges (src, kind);
+CREATE INDEX IF NOT EXISTS edges_in ON edges (dst, kind);
+CREATE INDEX IF NOT EXISTS edges_by_owner ON edges (oid);
 ";
+
+/// Edge kinds as stored: numbered in the order of their names, so `ORDER BY kind` sorts
+/// like the Neo4j backend (by relationship type name).
+fn edge_code(kind: EdgeKind) -> i64 {
+    match kind {
+        EdgeKind::Calls => 1,
+        EdgeKind::Contains => 2,
+        EdgeKind::Implements => 3,
+        EdgeKind::Imports => 4,
+        EdgeKind::Mentions => 5,
+        EdgeKind::Requires => 6,
+        EdgeKind::TestedBy => 7,
+    }
+}
+
+fn edge_from_code(code: i64) -> EdgeKind {
+    EdgeKind::ALL
+        .into_iter()
+        .find(|k| edge_code(*k) == code)
+        .unwrap_or(EdgeKind::Contains)
+}
+
+fn confidence_code(confidence: Confidence) -> i64 {
+    match confidence {
+        Confidence::Resolved => 1,
+        Confidence::NameMatch => 2,
+        Confidence::Unresolved => 3,
+    }
+}
+
+fn confidence_from_code(code: i64) -> Confidence {
+    match code {
+        1 => Confidence::Resolved,
+        2 => Confidence::NameMatch,
+        _ => Confidence::Unresolved,
+    }
+}
 
 const NODE_COLUMNS: &str = "n.id, n.kind, n.name, n.qualified_name, n.language, n.path, n.start_line, n.end_line, n.signature, n.summary, n.fingerprint, n.test";
 
@@ -114,7 +154,10 @@ impl SqliteGraphStore {
         }
         let connection = Connection::open(path).map_err(storage)?;
         connection
-            .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;")
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;
+                 PRAGMA cache_size = -131072; PRAGMA foreign_keys = OFF;",
+            )
             .map_err(storage)?;
         connection.execute_batch(SCHEMA).map_err(storage)?;
         Ok(Self {
@@ -137,10 +180,32 @@ impl SqliteGraphStore {
         .map_err(|e| Error::internal(format!("graph store worker: {e}")))?
     }
 
+    fn gid(connection: &Connection, graph_id: &str) -> Result<Option<i64>, Error> {
+        connection
+            .prepare_cached("SELECT gid FROM graphs WHERE graph_id = ?1")
+            .map_err(storage)?
+            .query_row(params![graph_id], |r| r.get(0))
+            .optional()
+            .map_err(storage)
+    }
+
+    fn ensure_gid(connection: &Connection, graph_id: &str) -> Result<i64, Error> {
+        if let Some(gid) = Self::gid(connection, graph_id)? {
+            return Ok(gid);
+        }
+        connection
+            .execute(
+                "INSERT INTO graphs (graph_id) VALUES (?1)",
+                params![graph_id],
+            )
+            .map_err(storage)?;
+        Ok(connection.last_insert_rowid())
+    }
+
     fn query_nodes(
         connection: &Connection,
         sql: &str,
-        values: Vec<String>,
+        values: Vec<rusqlite::types::Value>,
     ) -> Result<Vec<Node>, Error> {
         let mut statement = connection.prepare_cached(sql).map_err(storage)?;
         let rows = statement
@@ -148,7 +213,27 @@ impl SqliteGraphStore {
             .map_err(storage)?;
         rows.collect::<Result<_, _>>().map_err(storage)
     }
+
+    /// Runs a node query for a graph; an unknown graph has no nodes.
+    async fn nodes_where(
+        &self,
+        graph_id: &str,
+        sql: String,
+        mut values: Vec<rusqlite::types::Value>,
+    ) -> Result<Vec<Node>, Error> {
+        let graph_id = graph_id.to_owned();
+        self.run(move |c| {
+            let Some(gid) = Self::gid(c, &graph_id)? else {
+                return Ok(Vec::new());
+            };
+            values.insert(0, gid.into());
+            Self::query_nodes(c, &sql, values)
+        })
+        .await
+    }
 }
+
+use rusqlite::types::Value;
 
 #[async_trait]
 impl GraphStore for SqliteGraphStore {
@@ -159,11 +244,10 @@ impl GraphStore for SqliteGraphStore {
     async fn put_repository(&self, repository: &RepositoryInfo) -> Result<(), Error> {
         let r = repository.clone();
         self.run(move |c| {
+            let gid = Self::ensure_gid(c, &r.graph_id)?;
             c.execute(
-                "INSERT INTO repositories (graph_id, name, root, commit_sha, indexed_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (graph_id) DO UPDATE SET name = excluded.name, root = excluded.root,
-                   commit_sha = excluded.commit_sha, indexed_at = excluded.indexed_at, version = excluded.version",
-                params![r.graph_id, r.name, r.root, r.commit, r.indexed_at, r.version],
+                "UPDATE graphs SET name = ?2, root = ?3, commit_sha = ?4, indexed_at = ?5, version = ?6, listed = 1 WHERE gid = ?1",
+                params![gid, r.name, r.root, r.commit, r.indexed_at, r.version],
             )
             .map_err(storage)?;
             Ok(())
@@ -175,7 +259,7 @@ impl GraphStore for SqliteGraphStore {
         let graph_id = graph_id.to_owned();
         self.run(move |c| {
             c.query_row(
-                "SELECT graph_id, name, root, commit_sha, indexed_at, version FROM repositories WHERE graph_id = ?1",
+                "SELECT graph_id, name, root, commit_sha, indexed_at, version FROM graphs WHERE graph_id = ?1 AND listed = 1",
                 params![graph_id],
                 repository_row,
             )
@@ -188,7 +272,7 @@ impl GraphStore for SqliteGraphStore {
     async fn repositories(&self) -> Result<Vec<RepositoryInfo>, Error> {
         self.run(|c| {
             let mut statement = c
-                .prepare("SELECT graph_id, name, root, commit_sha, indexed_at, version FROM repositories ORDER BY name")
+                .prepare("SELECT graph_id, name, root, commit_sha, indexed_at, version FROM graphs WHERE listed = 1 ORDER BY name")
                 .map_err(storage)?;
             let rows = statement.query_map([], repository_row).map_err(storage)?;
             rows.collect::<Result<_, _>>().map_err(storage)
@@ -199,15 +283,21 @@ impl GraphStore for SqliteGraphStore {
     async fn delete_graph(&self, graph_id: &str) -> Result<(), Error> {
         let graph_id = graph_id.to_owned();
         self.run(move |c| {
+            let Some(gid) = Self::gid(c, &graph_id)? else {
+                return Ok(());
+            };
             let tx = c.transaction().map_err(storage)?;
-            for table in ["nodes", "edges", "owners", "repositories"] {
-                // Table names are constants from this list, never input.
-                tx.execute(
-                    &format!("DELETE FROM {table} WHERE graph_id = ?1"),
-                    params![graph_id],
-                )
+            tx.execute(
+                "DELETE FROM edges WHERE oid IN (SELECT oid FROM owners WHERE gid = ?1)",
+                params![gid],
+            )
+            .map_err(storage)?;
+            tx.execute("DELETE FROM nodes WHERE gid = ?1", params![gid])
                 .map_err(storage)?;
-            }
+            tx.execute("DELETE FROM owners WHERE gid = ?1", params![gid])
+                .map_err(storage)?;
+            tx.execute("DELETE FROM graphs WHERE gid = ?1", params![gid])
+                .map_err(storage)?;
             tx.commit().map_err(storage)
         })
         .await
@@ -216,11 +306,14 @@ impl GraphStore for SqliteGraphStore {
     async fn owner_hashes(&self, graph_id: &str) -> Result<HashMap<String, String>, Error> {
         let graph_id = graph_id.to_owned();
         self.run(move |c| {
+            let Some(gid) = Self::gid(c, &graph_id)? else {
+                return Ok(HashMap::new());
+            };
             let mut statement = c
-                .prepare("SELECT owner, hash FROM owners WHERE graph_id = ?1")
+                .prepare("SELECT owner, hash FROM owners WHERE gid = ?1")
                 .map_err(storage)?;
             let rows = statement
-                .query_map(params![graph_id], |r| {
+                .query_map(params![gid], |r| {
                     Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
                 })
                 .map_err(storage)?;
@@ -240,56 +333,98 @@ impl GraphStore for SqliteGraphStore {
         let owners = owners.to_vec();
         self.run(move |c| {
             let tx = c.transaction().map_err(storage)?;
+            let gid = Self::ensure_gid(&tx, &graph_id)?;
+            let generation: i64 = tx
+                .query_row("SELECT COALESCE(MAX(generation), 0) + 1 FROM nodes WHERE gid = ?1", params![gid], |r| r.get(0))
+                .map_err(storage)?;
             {
-                let mut delete_nodes = tx.prepare_cached("DELETE FROM nodes WHERE graph_id = ?1 AND owner = ?2").map_err(storage)?;
-                let mut delete_edges = tx.prepare_cached("DELETE FROM edges WHERE graph_id = ?1 AND owner = ?2").map_err(storage)?;
-                let mut delete_owner = tx.prepare_cached("DELETE FROM owners WHERE graph_id = ?1 AND owner = ?2").map_err(storage)?;
-                let mut insert_node = tx
-                    .prepare_cached(
-                        "INSERT OR REPLACE INTO nodes (graph_id, id, owner, kind, name, qualified_name, language, path, start_line, end_line, signature, summary, fingerprint, test)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-                    )
-                    .map_err(storage)?;
-                let mut insert_edge = tx
-                    .prepare_cached(
-                        "INSERT INTO edges (graph_id, owner, src, dst, kind, line, confidence) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    )
-                    .map_err(storage)?;
+                let mut find_owner = tx.prepare_cached("SELECT oid FROM owners WHERE gid = ?1 AND owner = ?2").map_err(storage)?;
+                let mut delete_edges = tx.prepare_cached("DELETE FROM edges WHERE oid = ?1").map_err(storage)?;
+                let mut delete_nodes = tx.prepare_cached("DELETE FROM nodes WHERE oid = ?1").map_err(storage)?;
+                let mut delete_owner = tx.prepare_cached("DELETE FROM owners WHERE oid = ?1").map_err(storage)?;
+                let mut stale_nodes =
+                    tx.prepare_cached("DELETE FROM nodes WHERE oid = ?1 AND generation <> ?2").map_err(storage)?;
                 let mut put_owner = tx
-                    .prepare_cached("INSERT OR REPLACE INTO owners (graph_id, owner, hash) VALUES (?1, ?2, ?3)")
+                    .prepare_cached(
+                        "INSERT INTO owners (gid, owner, hash) VALUES (?1, ?2, ?3)
+                         ON CONFLICT (gid, owner) DO UPDATE SET hash = excluded.hash RETURNING oid",
+                    )
                     .map_err(storage)?;
-                for owner in removed.iter().chain(owners.iter().map(|o| &o.owner)) {
-                    delete_nodes.execute(params![graph_id, owner]).map_err(storage)?;
-                    delete_edges.execute(params![graph_id, owner]).map_err(storage)?;
-                    delete_owner.execute(params![graph_id, owner]).map_err(storage)?;
+                let mut upsert_node = tx
+                    .prepare_cached(
+                        "INSERT INTO nodes (gid, oid, generation, id, kind, name, qualified_name, language, path, start_line, end_line, signature, summary, fingerprint, test)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                         ON CONFLICT (gid, id) DO UPDATE SET oid = excluded.oid, generation = excluded.generation, kind = excluded.kind,
+                           name = excluded.name, qualified_name = excluded.qualified_name, language = excluded.language, path = excluded.path,
+                           start_line = excluded.start_line, end_line = excluded.end_line, signature = excluded.signature,
+                           summary = excluded.summary, fingerprint = excluded.fingerprint, test = excluded.test
+                         RETURNING nid",
+                    )
+                    .map_err(storage)?;
+                let mut find_node = tx.prepare_cached("SELECT nid FROM nodes WHERE gid = ?1 AND id = ?2").map_err(storage)?;
+                let mut insert_edge = tx
+                    .prepare_cached("INSERT INTO edges (oid, src, dst, kind, line, confidence) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+                    .map_err(storage)?;
+
+                // Removed owners go entirely.
+                for owner in &removed {
+                    if let Some(oid) = find_owner.query_row(params![gid, owner], |r| r.get::<_, i64>(0)).optional().map_err(storage)? {
+                        delete_edges.execute(params![oid]).map_err(storage)?;
+                        delete_nodes.execute(params![oid]).map_err(storage)?;
+                        delete_owner.execute(params![oid]).map_err(storage)?;
+                    }
                 }
+                // Replaced owners: edges go, nodes are upserted (same ids keep their rows and
+                // so the edges other owners point at them with), stale nodes go.
+                let mut nids: HashMap<&str, i64> = HashMap::new();
+                let mut oids = Vec::with_capacity(owners.len());
                 for owner in &owners {
+                    let oid: i64 = put_owner.query_row(params![gid, owner.owner, owner.hash], |r| r.get(0)).map_err(storage)?;
+                    delete_edges.execute(params![oid]).map_err(storage)?;
                     for n in &owner.nodes {
-                        insert_node
-                            .execute(params![
-                                graph_id,
-                                n.id,
-                                owner.owner,
-                                n.kind.as_str(),
-                                n.name,
-                                n.qualified_name,
-                                n.language,
-                                n.path,
-                                n.start_line,
-                                n.end_line,
-                                n.signature,
-                                n.summary,
-                                n.fingerprint,
-                                n.test as i64
-                            ])
+                        let nid: i64 = upsert_node
+                            .query_row(
+                                params![
+                                    gid,
+                                    oid,
+                                    generation,
+                                    n.id,
+                                    n.kind.as_str(),
+                                    n.name,
+                                    n.qualified_name,
+                                    n.language,
+                                    n.path,
+                                    n.start_line,
+                                    n.end_line,
+                                    n.signature,
+                                    n.summary,
+                                    n.fingerprint,
+                                    n.test as i64
+                                ],
+                                |r| r.get(0),
+                            )
                             .map_err(storage)?;
+                        nids.insert(n.id.as_str(), nid);
                     }
+                    stale_nodes.execute(params![oid, generation]).map_err(storage)?;
+                    oids.push(oid);
+                }
+                let mut resolve = |id: &str, nids: &HashMap<&str, i64>| -> Result<Option<i64>, Error> {
+                    if let Some(nid) = nids.get(id) {
+                        return Ok(Some(*nid));
+                    }
+                    find_node.query_row(params![gid, id], |r| r.get(0)).optional().map_err(storage)
+                };
+                for (owner, oid) in owners.iter().zip(oids) {
                     for e in &owner.edges {
+                        let (Some(src), Some(dst)) = (resolve(&e.from, &nids)?, resolve(&e.to, &nids)?) else {
+                            tracing::warn!(owner = %owner.owner, from = %e.from, to = %e.to, "edge to a node that does not exist; skipped");
+                            continue;
+                        };
                         insert_edge
-                            .execute(params![graph_id, owner.owner, e.from, e.to, e.kind.as_str(), e.line, e.confidence.as_str()])
+                            .execute(params![oid, src, dst, edge_code(e.kind), e.line, confidence_code(e.confidence)])
                             .map_err(storage)?;
                     }
-                    put_owner.execute(params![graph_id, owner.owner, owner.hash]).map_err(storage)?;
                 }
             }
             tx.commit().map_err(storage)
@@ -303,14 +438,11 @@ impl GraphStore for SqliteGraphStore {
         name: &str,
         limit: usize,
     ) -> Result<Vec<Node>, Error> {
-        let values = vec![graph_id.to_owned(), name.to_owned()];
-        self.run(move |c| {
-            Self::query_nodes(
-                c,
-                &format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.graph_id = ?1 AND n.name = ?2 ORDER BY n.path, n.start_line, n.id LIMIT {limit}"),
-                values,
-            )
-        })
+        self.nodes_where(
+            graph_id,
+            format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.gid = ?1 AND n.name = ?2 ORDER BY n.path, n.start_line, n.id LIMIT {limit}"),
+            vec![Value::Text(name.to_owned())],
+        )
         .await
     }
 
@@ -320,14 +452,11 @@ impl GraphStore for SqliteGraphStore {
         qualified_name: &str,
         limit: usize,
     ) -> Result<Vec<Node>, Error> {
-        let values = vec![graph_id.to_owned(), qualified_name.to_owned()];
-        self.run(move |c| {
-            Self::query_nodes(
-                c,
-                &format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.graph_id = ?1 AND n.qualified_name = ?2 ORDER BY n.path, n.start_line, n.id LIMIT {limit}"),
-                values,
-            )
-        })
+        self.nodes_where(
+            graph_id,
+            format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.gid = ?1 AND n.qualified_name = ?2 ORDER BY n.path, n.start_line, n.id LIMIT {limit}"),
+            vec![Value::Text(qualified_name.to_owned())],
+        )
         .await
     }
 
@@ -335,36 +464,29 @@ impl GraphStore for SqliteGraphStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let graph_id = graph_id.to_owned();
-        let ids = ids.to_vec();
-        self.run(move |c| {
-            let mut out = Vec::with_capacity(ids.len());
-            for chunk in ids.chunks(500) {
-                let mut values = vec![graph_id.clone()];
-                values.extend(chunk.iter().cloned());
-                out.extend(Self::query_nodes(
-                    c,
-                    &format!(
-                        "SELECT {NODE_COLUMNS} FROM nodes n WHERE n.graph_id = ?1 AND n.id IN ({})",
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(500) {
+            out.extend(
+                self.nodes_where(
+                    graph_id,
+                    format!(
+                        "SELECT {NODE_COLUMNS} FROM nodes n WHERE n.gid = ?1 AND n.id IN ({})",
                         placeholders(chunk.len(), 2)
                     ),
-                    values,
-                )?);
-            }
-            Ok(out)
-        })
-        .await
+                    chunk.iter().map(|id| Value::Text(id.clone())).collect(),
+                )
+                .await?,
+            );
+        }
+        Ok(out)
     }
 
     async fn nodes_in_path(&self, graph_id: &str, path: &str) -> Result<Vec<Node>, Error> {
-        let values = vec![graph_id.to_owned(), path.to_owned()];
-        self.run(move |c| {
-            Self::query_nodes(
-                c,
-                &format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.graph_id = ?1 AND n.path = ?2 ORDER BY n.start_line, n.end_line DESC, n.id"),
-                values,
-            )
-        })
+        self.nodes_where(
+            graph_id,
+            format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.gid = ?1 AND n.path = ?2 ORDER BY n.start_line, n.end_line DESC, n.id"),
+            vec![Value::Text(path.to_owned())],
+        )
         .await
     }
 
@@ -383,37 +505,49 @@ impl GraphStore for SqliteGraphStore {
             Direction::Outgoing => ("src", "dst"),
             Direction::Incoming => ("dst", "src"),
         };
-        let mut values = vec![graph_id.to_owned(), root.to_owned()];
-        values.extend(kinds.iter().map(|k| k.as_str().to_owned()));
-        let kind_list = placeholders(kinds.len(), 3);
-        // Column names come from the two constants above, never from input.
-        let count_sql = format!(
-            "SELECT COUNT(*) FROM edges e WHERE e.graph_id = ?1 AND e.{near} = ?2 AND e.kind IN ({kind_list})"
-        );
+        let kind_list = kinds
+            .iter()
+            .map(|k| edge_code(*k).to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        // Column names come from the two constants above and kinds are numbers from an
+        // enum: no input reaches the SQL text.
+        let count_sql =
+            format!("SELECT COUNT(*) FROM edges e WHERE e.{near} = ?1 AND e.kind IN ({kind_list})");
         let page_sql = format!(
             "SELECT {NODE_COLUMNS}, e.kind, e.line, e.confidence FROM edges e
-             JOIN nodes n ON n.graph_id = e.graph_id AND n.id = e.{far}
-             WHERE e.graph_id = ?1 AND e.{near} = ?2 AND e.kind IN ({kind_list})
+             JOIN nodes n ON n.nid = e.{far}
+             WHERE e.{near} = ?1 AND e.kind IN ({kind_list})
              ORDER BY e.kind, n.path, e.line, n.start_line, n.id LIMIT {limit}"
         );
+        let graph_id = graph_id.to_owned();
+        let root = root.to_owned();
         self.run(move |c| {
+            let Some(gid) = Self::gid(c, &graph_id)? else {
+                return Ok(EdgePage::default());
+            };
+            let Some(nid): Option<i64> = c
+                .prepare_cached("SELECT nid FROM nodes WHERE gid = ?1 AND id = ?2")
+                .map_err(storage)?
+                .query_row(params![gid, root], |r| r.get(0))
+                .optional()
+                .map_err(storage)?
+            else {
+                return Ok(EdgePage::default());
+            };
             let total: i64 = c
                 .prepare_cached(&count_sql)
                 .map_err(storage)?
-                .query_row(params_from_iter(values.iter()), |r| r.get(0))
+                .query_row(params![nid], |r| r.get(0))
                 .map_err(storage)?;
             let mut statement = c.prepare_cached(&page_sql).map_err(storage)?;
             let rows = statement
-                .query_map(params_from_iter(values.iter()), |r| {
-                    let node = node_row(r)?;
-                    let kind: String = r.get(12)?;
-                    let confidence: String = r.get(14)?;
+                .query_map(params![nid], |r| {
                     Ok(EdgeHit {
-                        node,
-                        kind: EdgeKind::parse(&kind).unwrap_or(EdgeKind::Contains),
+                        node: node_row(r)?,
+                        kind: edge_from_code(r.get(12)?),
                         line: r.get(13)?,
-                        confidence: Confidence::parse(&confidence)
-                            .unwrap_or(Confidence::Unresolved),
+                        confidence: confidence_from_code(r.get(14)?),
                     })
                 })
                 .map_err(storage)?;
@@ -430,13 +564,12 @@ impl GraphStore for SqliteGraphStore {
         if kinds.is_empty() {
             return Ok(Vec::new());
         }
-        let mut values = vec![graph_id.to_owned()];
-        values.extend(kinds.iter().map(|k| k.as_str().to_owned()));
-        let sql = format!(
-            "SELECT {NODE_COLUMNS} FROM nodes n WHERE n.graph_id = ?1 AND n.kind IN ({}) ORDER BY n.id",
-            placeholders(kinds.len(), 2)
-        );
-        self.run(move |c| Self::query_nodes(c, &sql, values)).await
+        self.nodes_where(
+            graph_id,
+            format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.gid = ?1 AND n.kind IN ({}) ORDER BY n.id", placeholders(kinds.len(), 2)),
+            kinds.iter().map(|k| Value::Text(k.as_str().to_owned())).collect(),
+        )
+        .await
     }
 }
 

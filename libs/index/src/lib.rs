@@ -414,13 +414,13 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
     let name = options.name.clone();
     let graph = graph_id.clone();
     let (all, owners) = tokio::task::spawn_blocking(move || {
-        let mut owners = resolve::build(&graph, &name, &all);
-        resolve::go_implements(&graph, &all, &mut owners);
+        let owners = resolve::build(&graph, &name, &all);
         (all, owners)
     })
     .await
     .map_err(|e| Error::internal(format!("resolver: {e}")))?;
 
+    tracing::debug!(elapsed = ?started.elapsed(), "resolved");
     let stored = store.owner_hashes(&graph_id).await?;
     let current: std::collections::HashSet<&str> =
         owners.iter().map(|o| o.owner.as_str()).collect();
@@ -447,6 +447,7 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
             .replace_owners(&graph_id, &removed_owners, &[])
             .await?;
     }
+    tracing::debug!(elapsed = ?started.elapsed(), owners = changed.len(), "written");
     let mut version_text = String::new();
     for owner in &owners {
         version_text.push_str(&owner.owner);

@@ -4,7 +4,9 @@
 //! (never dropped, never guessed). Implements, tested-by and mentions edges are derived
 //! here too.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use codectx_graph::{
     Confidence, Edge, EdgeKind, Node, NodeKind, OwnerGraph, lookup_key, node_id, owner_hash,
@@ -40,13 +42,12 @@ fn is_type(kind: &str) -> bool {
 }
 
 struct Index<'a> {
-    graph_id: &'a str,
     files: &'a [FileFacts],
     ids: Vec<Vec<String>>,
     by_qualified: HashMap<&'a str, Vec<SymbolRef>>,
     by_name: HashMap<&'a str, Vec<SymbolRef>>,
     /// owner type qualified name → its methods.
-    methods: HashMap<&'a str, Vec<SymbolRef>>,
+    methods: HashMap<String, Vec<SymbolRef>>,
     /// (file, scope) → bindings (variable, type text).
     bindings: HashMap<(usize, i32), Vec<(&'a str, &'a str)>>,
     /// file → alias → target.
@@ -58,15 +59,14 @@ struct Index<'a> {
 impl<'a> Index<'a> {
     fn new(graph_id: &'a str, files: &'a [FileFacts]) -> Self {
         let mut index = Index {
-            graph_id,
             files,
             ids: Vec::with_capacity(files.len()),
-            by_qualified: HashMap::new(),
-            by_name: HashMap::new(),
-            methods: HashMap::new(),
-            bindings: HashMap::new(),
+            by_qualified: HashMap::default(),
+            by_name: HashMap::default(),
+            methods: HashMap::default(),
+            bindings: HashMap::default(),
             imports: Vec::with_capacity(files.len()),
-            impl_traits: HashMap::new(),
+            impl_traits: HashMap::default(),
         };
         for (file_index, file) in files.iter().enumerate() {
             let mut ids = Vec::with_capacity(file.symbols.len());
@@ -93,13 +93,6 @@ impl<'a> Index<'a> {
                     .entry(symbol.name.as_str())
                     .or_default()
                     .push(reference);
-                if !symbol.owner_type.is_empty() && symbol.kind == "method" {
-                    index
-                        .methods
-                        .entry(symbol.owner_type.as_str())
-                        .or_default()
-                        .push(reference);
-                }
             }
             index.ids.push(ids);
             for binding in &file.bindings {
@@ -115,6 +108,36 @@ impl<'a> Index<'a> {
                     .map(|i| (i.alias.as_str(), i.target.as_str()))
                     .collect(),
             );
+        }
+        // Methods attach to their type; an impl in another module than its type (Rust) is
+        // attached through type resolution from the impl's file.
+        for (file_index, file) in files.iter().enumerate() {
+            for (symbol_index, symbol) in file.symbols.iter().enumerate() {
+                if symbol.owner_type.is_empty() || symbol.kind != "method" {
+                    continue;
+                }
+                let key = if index
+                    .qualified(&symbol.owner_type, |s| is_type(&s.kind))
+                    .is_some()
+                {
+                    symbol.owner_type.clone()
+                } else {
+                    let sep = separator(&file.language);
+                    let last = symbol
+                        .owner_type
+                        .rsplit(sep)
+                        .next()
+                        .unwrap_or(&symbol.owner_type);
+                    index
+                        .resolve_type(file_index, -1, last)
+                        .map(|t| index.symbol(t).qualified_name.clone())
+                        .unwrap_or_else(|| symbol.owner_type.clone())
+                };
+                index.methods.entry(key).or_default().push(SymbolRef {
+                    file: file_index,
+                    index: symbol_index,
+                });
+            }
         }
         for (file_index, file) in files.iter().enumerate() {
             for implementation in &file.impls {
@@ -412,6 +435,43 @@ impl<'a> Index<'a> {
         None
     }
 
+    /// How an unresolved call target is named: the receiver's type when known, the
+    /// module an alias stands for, or the text as written.
+    fn external_name(&self, file: usize, scope: i32, receiver: &str, name: &str) -> String {
+        let sep = self.sep(file);
+        match receiver {
+            "" => name.to_owned(),
+            "?" => name.to_owned(),
+            "self" | "this" | "cls" => format!("{receiver}{sep}{name}"),
+            _ => match self.expand_alias(file, receiver) {
+                Some(expanded) => format!("{expanded}{sep}{name}"),
+                // A variable of a known but external type: name the type, not the variable.
+                None => {
+                    let field_type = receiver
+                        .strip_prefix("self.")
+                        .or_else(|| receiver.strip_prefix("this."))
+                        .and_then(|field| {
+                            let class = self.enclosing_type(file, scope)?;
+                            self.binding(class.file, class.index as i32, field)
+                                .map(|t| (class.file, t))
+                        });
+                    let typed = self
+                        .binding(file, scope, receiver)
+                        .map(|t| (file, t))
+                        .or(field_type);
+                    match typed.filter(|(_, t)| !t.starts_with("call:")) {
+                        Some((type_file, type_text)) => {
+                            let clean = clean_type(type_text);
+                            let clean = self.expand_alias(type_file, &clean).unwrap_or(clean);
+                            format!("{clean}{sep}{name}")
+                        }
+                        None => format!("{receiver}{sep}{name}"),
+                    }
+                }
+            },
+        }
+    }
+
     fn resolve_call(&self, file: usize, call: &crate::facts::CallFact) -> (Target, Confidence) {
         let scope = call.caller;
         let name = call.name.as_str();
@@ -461,8 +521,28 @@ impl<'a> Index<'a> {
         if let Some(found) = resolved {
             return (Target::Symbol(found), Confidence::Resolved);
         }
-        // Name match: the only callable of that name in the whole graph.
-        if let Some(candidates) = self.by_name.get(name) {
+        // Name match: the only callable of that name in the whole graph, and only when
+        // nothing says the receiver is something else (a known but external type, a
+        // module alias).
+        let plain = name.rsplit(sep).next().unwrap_or(name);
+        let receiver_typed = !receiver.is_empty()
+            && (self.binding(file, scope, receiver).is_some()
+                || receiver
+                    .strip_prefix("self.")
+                    .or_else(|| receiver.strip_prefix("this."))
+                    .is_some_and(|field| {
+                        self.enclosing_type(file, scope).is_some_and(|class| {
+                            self.binding(class.file, class.index as i32, field)
+                                .is_some()
+                        })
+                    }));
+        if receiver_typed {
+            return (
+                Target::External(self.external_name(file, scope, receiver, name)),
+                Confidence::Unresolved,
+            );
+        }
+        if let Some(candidates) = self.by_name.get(plain) {
             let callable: Vec<SymbolRef> = candidates
                 .iter()
                 .copied()
@@ -474,25 +554,7 @@ impl<'a> Index<'a> {
                 return (Target::Symbol(callable[0]), Confidence::NameMatch);
             }
         }
-        let written = match receiver {
-            "" => name.to_owned(),
-            "self" | "this" | "cls" => format!("{receiver}{sep}{name}"),
-            _ => match self.expand_alias(file, receiver) {
-                Some(expanded) => format!("{expanded}{sep}{name}"),
-                // A variable of a known but external type: name the type, not the variable.
-                None => match self
-                    .binding(file, scope, receiver)
-                    .filter(|t| !t.starts_with("call:"))
-                {
-                    Some(type_text) => {
-                        let clean = clean_type(type_text);
-                        let clean = self.expand_alias(file, &clean).unwrap_or(clean);
-                        format!("{clean}{sep}{name}")
-                    }
-                    None => format!("{receiver}{sep}{name}"),
-                },
-            },
-        };
+        let written = self.external_name(file, scope, receiver, name);
         (Target::External(written), Confidence::Unresolved)
     }
 }
@@ -569,7 +631,7 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
     let index = Index::new(graph_id, files);
     let mut owners: BTreeMap<String, (Vec<Node>, HashSet<Edge>)> = BTreeMap::new();
     let mut repo_nodes: BTreeMap<String, Node> = BTreeMap::new();
-    let mut repo_edges: HashSet<Edge> = HashSet::new();
+    let mut repo_edges: HashSet<Edge> = HashSet::default();
 
     let repository = Node {
         id: node_id(graph_id, NodeKind::Repository, "", repository_name, ""),
@@ -652,7 +714,7 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
 
     // Suffix index for doc mentions, built only when there are docs.
     let has_docs = files.iter().any(|f| !f.sections.is_empty());
-    let mut suffixes: HashMap<String, Vec<SymbolRef>> = HashMap::new();
+    let mut suffixes: HashMap<String, Vec<SymbolRef>> = HashMap::default();
     if has_docs {
         for (file_index, file) in files.iter().enumerate() {
             for (symbol_index, symbol) in file.symbols.iter().enumerate() {
@@ -674,7 +736,7 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
     for (file_index, file) in files.iter().enumerate() {
         let path = file.path.as_str();
         let mut nodes = Vec::new();
-        let mut edges: HashSet<Edge> = HashSet::new();
+        let mut edges: HashSet<Edge> = HashSet::default();
         let file_node = Node {
             id: node_id(graph_id, NodeKind::File, path, path, ""),
             kind: NodeKind::File,
@@ -795,7 +857,7 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
         }
 
         // Calls and, for tests, tested-by.
-        let mut tested: HashMap<(String, String), u32> = HashMap::new();
+        let mut tested: HashMap<(String, String), u32> = HashMap::default();
         for call in &file.calls {
             let from = if call.caller >= 0 {
                 index.ids[file_index][call.caller as usize].clone()
@@ -858,7 +920,7 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
         }
 
         // Imports: in-repo packages, or modules by name.
-        let mut imported = HashSet::new();
+        let mut imported = HashSet::default();
         for import in &file.imports {
             let module = if import.module.is_empty() {
                 import.target.as_str()
@@ -1014,18 +1076,21 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
             edges,
         });
     }
-    let _ = index.graph_id;
+    go_implements(&index, files, &mut out);
     out
 }
 
 /// Go structural typing: a named type implements an interface when its method set holds
 /// every method the interface requires (including embedded interfaces). Names only;
 /// signatures are not compared (documented in docs/indexing.md).
-pub fn go_implements(graph_id: &str, files: &[FileFacts], owners: &mut [OwnerGraph]) {
-    let index = Index::new(graph_id, files);
-    let mut type_methods: HashMap<&str, HashSet<&str>> = HashMap::new();
-    let mut method_to_types: HashMap<&str, Vec<&str>> = HashMap::new();
+fn go_implements(index: &Index<'_>, files: &[FileFacts], owners: &mut [OwnerGraph]) {
+    if !files.iter().any(|f| f.language == "go") {
+        return;
+    }
+    let mut type_methods: HashMap<&str, HashSet<&str>> = HashMap::default();
+    let mut method_to_types: HashMap<&str, Vec<&str>> = HashMap::default();
     for (owner_type, methods) in &index.methods {
+        let owner_type = owner_type.as_str();
         let names: HashSet<&str> = methods
             .iter()
             .map(|m| index.symbol(*m).name.as_str())

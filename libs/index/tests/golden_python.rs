@@ -36,21 +36,32 @@ async fn python_symbols_calls_implements_tests() {
         ("test_cart.CartTest.test_add", "method", 8, 11),
         ("test_cart.test_checkout", "function", 17, 18),
     ];
-    let expected: Vec<(String, String, u32, u32)> =
-        expected.into_iter().map(|(n, k, s, e)| (n.to_owned(), k.to_owned(), s, e)).collect();
+    let expected: Vec<(String, String, u32, u32)> = expected
+        .into_iter()
+        .map(|(n, k, s, e)| (n.to_owned(), k.to_owned(), s, e))
+        .collect();
     assert_eq!(g.symbols().await, expected);
 
     let label = g.symbol("shop.models.Item.label").await;
     assert_eq!(label.signature, "@property def label(self) -> str");
     assert_eq!(label.summary, "The display label.");
-    assert_eq!(g.symbol("shop.models.Item").await.summary, "An item for sale.");
+    assert_eq!(
+        g.symbol("shop.models.Item").await.summary,
+        "An item for sale."
+    );
 
     // self.attr typed in __init__, Optional[...] hints, relative `from . import models`.
     assert_eq!(
         g.callees("shop.cart.Cart.cost").await,
-        vec![("shop.cart.Pricing.price_of".to_owned(), 18, Resolved), ("shop.models.Item.total".to_owned(), 18, Resolved)]
+        vec![
+            ("shop.cart.Pricing.price_of".to_owned(), 18, Resolved),
+            ("shop.models.Item.total".to_owned(), 18, Resolved)
+        ]
     );
-    assert_eq!(g.callees("shop.cart.Pricing.price_of").await, vec![("shop.models.format_label".to_owned(), 23, Resolved)]);
+    assert_eq!(
+        g.callees("shop.cart.Pricing.price_of").await,
+        vec![("shop.models.format_label".to_owned(), 23, Resolved)]
+    );
     // Constructor calls reach the class; typed parameters type the receiver.
     assert_eq!(
         g.callees("shop.cart.checkout").await,
@@ -60,34 +71,80 @@ async fn python_symbols_calls_implements_tests() {
             ("shop.cart.Cart.cost".to_owned(), 30, Resolved),
         ]
     );
-    assert_eq!(g.callees("shop.cart.Cart.__init__").await, vec![("shop.cart.Pricing".to_owned(), 10, Resolved)]);
+    assert_eq!(
+        g.callees("shop.cart.Cart.__init__").await,
+        vec![("shop.cart.Pricing".to_owned(), 10, Resolved)]
+    );
     // super() goes to the base class; a decorated method calls a module function.
-    assert_eq!(g.callees("shop.models.Discounted.total").await, vec![("shop.models.Item.total".to_owned(), 33, Resolved)]);
-    assert_eq!(g.callees("shop.models.Item.label").await, vec![("shop.models.format_label".to_owned(), 18, Resolved)]);
+    assert_eq!(
+        g.callees("shop.models.Discounted.total").await,
+        vec![("shop.models.Item.total".to_owned(), 33, Resolved)]
+    );
+    assert_eq!(
+        g.callees("shop.models.Item.label").await,
+        vec![("shop.models.format_label".to_owned(), 18, Resolved)]
+    );
     // Builtins and methods of untyped values stay unresolved, named as written.
     assert_eq!(
         g.callees("shop.cart.Cart.add").await,
-        vec![("OverflowError".to_owned(), 14, Unresolved), ("self.items.append".to_owned(), 15, Unresolved)]
+        vec![
+            ("OverflowError".to_owned(), 14, Unresolved),
+            ("self.items.append".to_owned(), 15, Unresolved)
+        ]
     );
 
     // Base classes.
-    assert_eq!(g.implements("shop.models.Discounted").await, vec!["shop.models.Item"]);
-    assert_eq!(g.implementors("shop.models.Item").await, vec!["shop.models.Discounted"]);
-    assert_eq!(g.implements("test_cart.CartTest").await, vec!["unittest.TestCase"]);
+    assert_eq!(
+        g.implements("shop.models.Discounted").await,
+        vec!["shop.models.Item"]
+    );
+    assert_eq!(
+        g.implementors("shop.models.Item").await,
+        vec!["shop.models.Discounted"]
+    );
+    assert_eq!(
+        g.implements("test_cart.CartTest").await,
+        vec!["unittest.TestCase"]
+    );
 
     // unittest methods and pytest functions are tests; helpers are not.
-    assert_eq!(g.tests_of("shop.cart.Cart.add").await, vec!["test_cart.CartTest.test_add"]);
-    assert_eq!(g.tests_of("shop.cart.checkout").await, vec!["test_cart.test_checkout"]);
-    assert_eq!(g.tests_of("shop.models.Item").await, vec!["test_cart.CartTest.test_add"]);
+    assert_eq!(
+        g.tests_of("shop.cart.Cart.add").await,
+        vec!["test_cart.CartTest.test_add"]
+    );
+    assert_eq!(
+        g.tests_of("shop.cart.checkout").await,
+        vec!["test_cart.test_checkout"]
+    );
+    assert_eq!(
+        g.tests_of("shop.models.Item").await,
+        vec!["test_cart.CartTest.test_add"]
+    );
     assert!(!g.symbol("test_cart.CartTest.helper").await.test);
     assert!(g.symbol("test_cart.CartTest.test_add").await.test);
 
-    assert_eq!(g.errors_in("shop/models.py").await, vec![("name must not be empty".to_owned(), 39)]);
-    assert_eq!(g.errors_in("shop/cart.py").await, vec![("cart is full".to_owned(), 14)]);
+    assert_eq!(
+        g.errors_in("shop/models.py").await,
+        vec![("name must not be empty".to_owned(), 39)]
+    );
+    assert_eq!(
+        g.errors_in("shop/cart.py").await,
+        vec![("cart is full".to_owned(), 14)]
+    );
 
     for selector in ["Item.total", "models.Item.total", "shop.models.Item.total"] {
-        assert_eq!(g.lookup(selector).await, vec!["shop.models.Item.total"], "{selector}");
+        assert_eq!(
+            g.lookup(selector).await,
+            vec!["shop.models.Item.total"],
+            "{selector}"
+        );
     }
-    assert_eq!(g.lookup("total").await, vec!["shop.models.Item.total", "shop.models.Discounted.total"]);
-    assert_eq!(g.lookup("Meta.describe").await, vec!["shop.models.Item.Meta.describe"]);
+    assert_eq!(
+        g.lookup("total").await,
+        vec!["shop.models.Item.total", "shop.models.Discounted.total"]
+    );
+    assert_eq!(
+        g.lookup("Meta.describe").await,
+        vec!["shop.models.Item.Meta.describe"]
+    );
 }

@@ -7,7 +7,7 @@ pub mod javascript;
 pub mod python;
 pub mod rust;
 
-use codectx_graph::model::span_fingerprint;
+use codectx_graph::model::content_hash;
 use tree_sitter::Node as SyntaxNode;
 
 use crate::facts::{
@@ -98,6 +98,8 @@ const MESSAGE_CHARS: usize = 300;
 pub struct Builder<'a> {
     pub source: &'a str,
     pub facts: &'a mut FileFacts,
+    /// Byte offset of the start of every line, so spans are sliced without rescanning.
+    line_starts: Vec<usize>,
 }
 
 /// A symbol to add.
@@ -121,7 +123,40 @@ pub struct NewSymbol {
 
 impl<'a> Builder<'a> {
     pub fn new(source: &'a str, facts: &'a mut FileFacts) -> Self {
-        Self { source, facts }
+        let mut line_starts = vec![0];
+        line_starts.extend(
+            source
+                .bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        Self {
+            source,
+            facts,
+            line_starts,
+        }
+    }
+
+    /// Content hash of lines `start..=end`, identical to `span_fingerprint` on the file.
+    fn fingerprint(&self, start: u32, end: u32) -> String {
+        if start == 0 || end < start {
+            return String::new();
+        }
+        let Some(&begin) = self.line_starts.get(start as usize - 1) else {
+            return String::new();
+        };
+        let finish = self
+            .line_starts
+            .get(end as usize)
+            .copied()
+            .unwrap_or(self.source.len());
+        if begin >= finish
+            && !(begin == finish && finish == self.source.len() && begin < self.source.len())
+        {
+            return String::new();
+        }
+        content_hash(&self.source.as_bytes()[begin..finish])
     }
 
     pub fn text(&self, node: SyntaxNode<'_>) -> &'a str {
@@ -135,8 +170,7 @@ impl<'a> Builder<'a> {
     }
 
     pub fn add_symbol(&mut self, symbol: NewSymbol) -> i32 {
-        let fingerprint =
-            span_fingerprint(self.source, symbol.start_line, symbol.end_line).unwrap_or_default();
+        let fingerprint = self.fingerprint(symbol.start_line, symbol.end_line);
         self.facts.symbols.push(SymbolFact {
             kind: symbol.kind.to_owned(),
             name: symbol.name,
@@ -379,6 +413,25 @@ pub fn argument_count(arguments: Option<SyntaxNode<'_>>) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fingerprints_match_the_graph_definition() {
+        use codectx_graph::model::span_fingerprint;
+        for text in ["a\nbb\nccc\n", "a\nbb\nccc", "x", "\n\n", "one\r\ntwo\r\n"] {
+            let mut facts = FileFacts::default();
+            let builder = Builder::new(text, &mut facts);
+            let lines = text.lines().count() as u32;
+            for start in 1..=lines {
+                for end in start..=lines {
+                    assert_eq!(
+                        builder.fingerprint(start, end),
+                        span_fingerprint(text, start, end).unwrap_or_default(),
+                        "{text:?} {start}..{end}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn strings() {

@@ -19,7 +19,9 @@ fn is_test_file(path: &str) -> bool {
     (name.starts_with("test_") && name.ends_with(".py"))
         || name.ends_with("_test.py")
         || name == "conftest.py"
-        || path.split('/').any(|part| part == "tests" || part == "test")
+        || path
+            .split('/')
+            .any(|part| part == "tests" || part == "test")
 }
 
 pub fn extract(root: SyntaxNode<'_>, b: &mut Builder<'_>, layout: &Layout) {
@@ -28,24 +30,42 @@ pub fn extract(root: SyntaxNode<'_>, b: &mut Builder<'_>, layout: &Layout) {
     b.facts.package = if file_name(&path) == "__init__.py" {
         module.clone()
     } else {
-        module.rsplit_once('.').map(|(p, _)| p.to_owned()).unwrap_or_default()
+        module
+            .rsplit_once('.')
+            .map(|(p, _)| p.to_owned())
+            .unwrap_or_default()
     };
     b.facts.module = module.clone();
-    let context = Context { module: &module, test_file: is_test_file(&path) };
+    let context = Context {
+        module: &module,
+        test_file: is_test_file(&path),
+    };
     block(root, -1, &context, b);
 }
 
 /// The qualified-name prefix of a scope.
 fn prefix(scope: i32, context: &Context<'_>, b: &Builder<'_>) -> String {
-    if scope >= 0 { b.facts.symbols[scope as usize].qualified_name.clone() } else { context.module.to_owned() }
+    if scope >= 0 {
+        b.facts.symbols[scope as usize].qualified_name.clone()
+    } else {
+        context.module.to_owned()
+    }
 }
 
 fn join(prefix: &str, name: &str) -> String {
-    if prefix.is_empty() { name.to_owned() } else { format!("{prefix}.{name}") }
+    if prefix.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{prefix}.{name}")
+    }
 }
 
 fn scope_kind<'a>(scope: i32, b: &'a Builder<'_>) -> &'a str {
-    if scope >= 0 { b.facts.symbols[scope as usize].kind.as_str() } else { "" }
+    if scope >= 0 {
+        b.facts.symbols[scope as usize].kind.as_str()
+    } else {
+        ""
+    }
 }
 
 /// Statements of a block (or module), in order.
@@ -56,12 +76,22 @@ fn block(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &mut Builde
 }
 
 fn docstring(body: Option<SyntaxNode<'_>>, b: &Builder<'_>) -> String {
-    let Some(first) = body.and_then(|body| children(body).into_iter().next()) else { return String::new() };
+    let Some(first) = body.and_then(|body| children(body).into_iter().next()) else {
+        return String::new();
+    };
     if first.kind() != "expression_statement" {
         return String::new();
     }
-    let Some(string) = children(first).into_iter().next().filter(|s| s.kind() == "string") else { return String::new() };
-    string_value(b.text(string)).map(|s| super::first_comment_line(&s, &[])).unwrap_or_default()
+    let Some(string) = children(first)
+        .into_iter()
+        .next()
+        .filter(|s| s.kind() == "string")
+    else {
+        return String::new();
+    };
+    string_value(b.text(string))
+        .map(|s| super::first_comment_line(&s, &[]))
+        .unwrap_or_default()
 }
 
 fn statement_node(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &mut Builder<'_>) {
@@ -71,7 +101,10 @@ fn statement_node(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &m
             let names: Vec<_> = node.children_by_field_name("name", &mut cursor).collect();
             for name in names {
                 let (target, alias) = match name.kind() {
-                    "aliased_import" => (b.field_text(name, "name").to_owned(), b.field_text(name, "alias").to_owned()),
+                    "aliased_import" => (
+                        b.field_text(name, "name").to_owned(),
+                        b.field_text(name, "alias").to_owned(),
+                    ),
                     _ => {
                         let dotted = b.text(name).to_owned();
                         let head = dotted.split('.').next().unwrap_or(&dotted).to_owned();
@@ -79,7 +112,11 @@ fn statement_node(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &m
                         (head.clone(), head)
                     }
                 };
-                let full = if name.kind() == "aliased_import" { target.clone() } else { b.text(name).to_owned() };
+                let full = if name.kind() == "aliased_import" {
+                    target.clone()
+                } else {
+                    b.text(name).to_owned()
+                };
                 b.add_import(&target, &alias, &full, line(node));
             }
         }
@@ -93,20 +130,28 @@ fn statement_node(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &m
             let names: Vec<_> = node.children_by_field_name("name", &mut cursor).collect();
             for name in names {
                 let (imported, alias) = match name.kind() {
-                    "aliased_import" => (b.field_text(name, "name").to_owned(), b.field_text(name, "alias").to_owned()),
+                    "aliased_import" => (
+                        b.field_text(name, "name").to_owned(),
+                        b.field_text(name, "alias").to_owned(),
+                    ),
                     _ => (b.text(name).to_owned(), b.text(name).to_owned()),
                 };
                 b.add_import(&join(&module, &imported), &alias, &module, line(node));
             }
         }
         "decorated_definition" => {
-            let decorators: Vec<String> =
-                children(node).into_iter().filter(|c| c.kind() == "decorator").map(|d| b.text(d).to_owned()).collect();
+            let decorators: Vec<String> = children(node)
+                .into_iter()
+                .filter(|c| c.kind() == "decorator")
+                .map(|d| b.text(d).to_owned())
+                .collect();
             if let Some(definition) = node.child_by_field_name("definition") {
                 definition_node(definition, Some(node), &decorators, scope, context, b);
             }
         }
-        "function_definition" | "class_definition" => definition_node(node, None, &[], scope, context, b),
+        "function_definition" | "class_definition" => {
+            definition_node(node, None, &[], scope, context, b)
+        }
         "expression_statement" => {
             for child in children(node) {
                 if child.kind() == "assignment" {
@@ -124,7 +169,12 @@ fn statement_node(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &m
                         block(child, scope, context, b);
                         handled_blocks = true;
                     }
-                    "else_clause" | "elif_clause" | "except_clause" | "finally_clause" | "case_clause" | "except_group_clause" => {
+                    "else_clause"
+                    | "elif_clause"
+                    | "except_clause"
+                    | "finally_clause"
+                    | "case_clause"
+                    | "except_group_clause" => {
                         statement_node(child, scope, context, b);
                         handled_blocks = true;
                     }
@@ -140,10 +190,22 @@ fn statement_node(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &m
 }
 
 fn relative_module(node: SyntaxNode<'_>, context: &Context<'_>, b: &Builder<'_>) -> String {
-    let prefix = children(node).into_iter().find(|c| c.kind() == "import_prefix").map(|p| b.text(p).len()).unwrap_or(0);
-    let rest = children(node).into_iter().find(|c| c.kind() == "dotted_name").map(|d| b.text(d)).unwrap_or("");
+    let prefix = children(node)
+        .into_iter()
+        .find(|c| c.kind() == "import_prefix")
+        .map(|p| b.text(p).len())
+        .unwrap_or(0);
+    let rest = children(node)
+        .into_iter()
+        .find(|c| c.kind() == "dotted_name")
+        .map(|d| b.text(d))
+        .unwrap_or("");
     // The current package is the module's parent (or the module itself for __init__).
-    let mut base: Vec<&str> = if b.facts.package.is_empty() { Vec::new() } else { b.facts.package.split('.').collect() };
+    let mut base: Vec<&str> = if b.facts.package.is_empty() {
+        Vec::new()
+    } else {
+        b.facts.package.split('.').collect()
+    };
     for _ in 1..prefix {
         base.pop();
     }
@@ -182,7 +244,8 @@ fn definition_node(
                     .collect()
             })
             .unwrap_or_default();
-        let test = context.test_file && (name.starts_with("Test") || bases.iter().any(|base| base.ends_with("TestCase")));
+        let test = context.test_file
+            && (name.starts_with("Test") || bases.iter().any(|base| base.ends_with("TestCase")));
         let index = b.add_symbol(NewSymbol {
             kind: "class",
             qualified_name: qualified,
@@ -204,7 +267,11 @@ fn definition_node(
     let in_class = scope_kind(scope, b) == "class";
     let class_is_test = in_class && b.facts.symbols[scope as usize].test;
     let test = context.test_file && name.starts_with("test") && (!in_class || class_is_test);
-    let owner_type = if in_class { b.facts.symbols[scope as usize].qualified_name.clone() } else { String::new() };
+    let owner_type = if in_class {
+        b.facts.symbols[scope as usize].qualified_name.clone()
+    } else {
+        String::new()
+    };
     let index = b.add_symbol(NewSymbol {
         kind: if in_class { "method" } else { "function" },
         qualified_name: qualified,
@@ -222,7 +289,10 @@ fn definition_node(
         for parameter in children(parameters) {
             match parameter.kind() {
                 "typed_parameter" => {
-                    let variable = children(parameter).into_iter().find(|c| c.kind() == "identifier").map(|c| b.text(c).to_owned());
+                    let variable = children(parameter)
+                        .into_iter()
+                        .find(|c| c.kind() == "identifier")
+                        .map(|c| b.text(c).to_owned());
                     let type_text = hint(parameter.child_by_field_name("type"), b);
                     if let Some(variable) = variable {
                         b.add_binding(index, &variable, &type_text);
@@ -244,9 +314,15 @@ fn definition_node(
 
 /// A type hint reduced to a class name: `Optional[Foo]` and `Foo | None` give `Foo`.
 fn hint(node: Option<SyntaxNode<'_>>, b: &Builder<'_>) -> String {
-    let Some(node) = node else { return String::new() };
+    let Some(node) = node else {
+        return String::new();
+    };
     let text = b.text(node).trim().trim_matches(|c| c == '"' || c == '\'');
-    let text = text.split('|').map(str::trim).find(|part| *part != "None").unwrap_or(text);
+    let text = text
+        .split('|')
+        .map(str::trim)
+        .find(|part| *part != "None")
+        .unwrap_or(text);
     for wrapper in ["Optional[", "typing.Optional[", "Type[", "type["] {
         if let Some(inner) = text.strip_prefix(wrapper) {
             return inner.trim_end_matches(']').to_owned();
@@ -256,7 +332,9 @@ fn hint(node: Option<SyntaxNode<'_>>, b: &Builder<'_>) -> String {
 }
 
 fn assignment(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &mut Builder<'_>) {
-    let Some(left) = node.child_by_field_name("left") else { return };
+    let Some(left) = node.child_by_field_name("left") else {
+        return;
+    };
     let right = node.child_by_field_name("right");
     let annotated = node.child_by_field_name("type").map(|t| hint(Some(t), b));
     let constructed = right.filter(|r| r.kind() == "call").and_then(|call| {
@@ -269,13 +347,21 @@ fn assignment(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &mut B
             let variable = b.text(left).to_owned();
             let is_constant = scope < 0
                 && variable.len() > 1
-                && variable.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-                && variable.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+                && variable
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                && variable
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_uppercase());
             if is_constant {
                 b.add_symbol(NewSymbol {
                     kind: "constant",
                     qualified_name: join(context.module, &variable),
-                    signature: super::truncate_chars(b.text(node).lines().next().unwrap_or(""), 120),
+                    signature: super::truncate_chars(
+                        b.text(node).lines().next().unwrap_or(""),
+                        120,
+                    ),
                     start_line: line(node),
                     end_line: end_line(node),
                     parent: -1,
@@ -306,7 +392,9 @@ fn assignment(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &mut B
 }
 
 fn raise(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
-    let Some(raised) = children(node).into_iter().next() else { return };
+    let Some(raised) = children(node).into_iter().next() else {
+        return;
+    };
     if raised.kind() != "call" {
         return;
     }
@@ -314,7 +402,10 @@ fn raise(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
         .child_by_field_name("arguments")
         .and_then(|a| children(a).into_iter().next())
         .filter(|a| a.kind() == "string" || a.kind() == "concatenated_string")
-        .and_then(|a| string_value(b.text(a).split('\n').next().unwrap_or("")).or_else(|| string_value(b.text(a))));
+        .and_then(|a| {
+            string_value(b.text(a).split('\n').next().unwrap_or(""))
+                .or_else(|| string_value(b.text(a)))
+        });
     if let Some(message) = message {
         b.add_error(scope, &message, line(node));
     }
@@ -343,12 +434,55 @@ fn expressions(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
 }
 
 fn call(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
-    let Some(function) = node.child_by_field_name("function") else { return };
+    let Some(function) = node.child_by_field_name("function") else {
+        return;
+    };
     let count = argument_count(node.child_by_field_name("arguments"));
     match function.kind() {
         "identifier" => {
             let name = b.text(function);
-            if matches!(name, "print" | "len" | "isinstance" | "str" | "int" | "float" | "bool" | "list" | "dict" | "set" | "tuple" | "range" | "super" | "getattr" | "setattr" | "hasattr" | "type" | "repr" | "iter" | "next" | "enumerate" | "zip" | "sorted" | "min" | "max" | "sum" | "any" | "all" | "map" | "filter" | "id" | "hash" | "abs" | "callable" | "issubclass" | "format" | "open" | "vars" | "object") {
+            if matches!(
+                name,
+                "print"
+                    | "len"
+                    | "isinstance"
+                    | "str"
+                    | "int"
+                    | "float"
+                    | "bool"
+                    | "list"
+                    | "dict"
+                    | "set"
+                    | "tuple"
+                    | "range"
+                    | "super"
+                    | "getattr"
+                    | "setattr"
+                    | "hasattr"
+                    | "type"
+                    | "repr"
+                    | "iter"
+                    | "next"
+                    | "enumerate"
+                    | "zip"
+                    | "sorted"
+                    | "min"
+                    | "max"
+                    | "sum"
+                    | "any"
+                    | "all"
+                    | "map"
+                    | "filter"
+                    | "id"
+                    | "hash"
+                    | "abs"
+                    | "callable"
+                    | "issubclass"
+                    | "format"
+                    | "open"
+                    | "vars"
+                    | "object"
+            ) {
                 return;
             }
             b.add_call(scope, name, "", line(node), count);
@@ -357,13 +491,20 @@ fn call(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
             let name = b.field_text(function, "attribute");
             let object = function.child_by_field_name("object");
             let receiver = match object {
-                Some(o) if o.kind() == "identifier" && matches!(b.text(o), "self" | "cls") => "self".to_owned(),
-                Some(o) if o.kind() == "call" && b.field_text(o, "function") == "super" => "super()".to_owned(),
+                Some(o) if o.kind() == "identifier" && matches!(b.text(o), "self" | "cls") => {
+                    "self".to_owned()
+                }
+                Some(o) if o.kind() == "call" && b.field_text(o, "function") == "super" => {
+                    "super()".to_owned()
+                }
                 Some(o) => b.text(o).to_owned(),
                 None => String::new(),
             };
             // Receivers that are themselves calls or subscripts carry no usable name.
-            if receiver.contains('(') && receiver != "super()" || receiver.contains('[') || receiver.contains('\n') {
+            if receiver.contains('(') && receiver != "super()"
+                || receiver.contains('[')
+                || receiver.contains('\n')
+            {
                 b.add_call(scope, name, "?", line(node), count);
             } else {
                 b.add_call(scope, name, &receiver, line(node), count);
