@@ -264,7 +264,11 @@ impl<'a> Builder<'a> {
                     .unwrap_or(node.end_byte())
             });
         let header = self.source.get(node.start_byte()..end).unwrap_or("");
-        header.trim().trim_end_matches(['{', ':']).trim().to_owned()
+        header
+            .trim()
+            .trim_end_matches(['{', ':', ';'])
+            .trim()
+            .to_owned()
     }
 
     /// The comment lines right above `node` (`//`, `///`, `#`), first meaningful line.
