@@ -1,6 +1,644 @@
+//! JavaScript and TypeScript (TSX included): modules by path, functions, arrow functions
+//! bound to names, classes (methods and arrow-function fields), TS interfaces (required
+//! methods), `extends`/`implements`, ES imports and `require`, calls through `this`,
+//! `new T()` and typed parameters, `throw new Error("...")` messages, and `test`/`it`
+//! cases (named by their title, inside `describe` blocks) in test files.
+
 use tree_sitter::Node as SyntaxNode;
 
-use super::Builder;
-use crate::layout::Layout;
+use super::{Builder, NewSymbol, argument_count, children, end_line, line, string_value};
+use crate::layout::{Layout, file_name, parent_dir};
 
-pub fn extract(_root: SyntaxNode<'_>, _b: &mut Builder<'_>, _layout: &Layout) {}
+struct Context {
+    module: String,
+    test_file: bool,
+}
+
+fn is_test_file(path: &str) -> bool {
+    let name = file_name(path);
+    [".test.", ".spec.", "_test."]
+        .iter()
+        .any(|marker| name.contains(marker))
+        || path.split('/').any(|p| p == "__tests__")
+}
+
+pub fn extract(root: SyntaxNode<'_>, b: &mut Builder<'_>, layout: &Layout) {
+    let path = b.facts.path.clone();
+    let module = layout.js_module(&path);
+    b.facts.module = module.clone();
+    b.facts.package = parent_dir(&path).to_owned();
+    let context = Context {
+        module,
+        test_file: is_test_file(&path),
+    };
+    statements(root, -1, &context, &[], b);
+}
+
+fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{prefix}.{name}")
+    }
+}
+
+/// `./x` and `../y` relative to this file, as module paths; packages stay as written.
+fn resolve_module(specifier: &str, path: &str) -> String {
+    if !specifier.starts_with('.') {
+        return specifier.to_owned();
+    }
+    let mut parts: Vec<&str> = parent_dir(path)
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .collect();
+    for segment in specifier.split('/') {
+        match segment {
+            "." | "" => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    let joined = parts.join("/");
+    let joined = joined
+        .strip_suffix(".js")
+        .or_else(|| joined.strip_suffix(".ts"))
+        .or_else(|| joined.strip_suffix(".tsx"))
+        .or_else(|| joined.strip_suffix(".jsx"))
+        .or_else(|| joined.strip_suffix(".mjs"))
+        .unwrap_or(&joined)
+        .to_owned();
+    joined
+        .strip_suffix("/index")
+        .map(str::to_owned)
+        .unwrap_or(joined)
+}
+
+fn doc(node: SyntaxNode<'_>, b: &Builder<'_>) -> String {
+    let anchor = match node.parent() {
+        Some(parent) if parent.kind() == "export_statement" => parent,
+        _ => node,
+    };
+    b.leading_comment(anchor, &["/**", "/*", "//"])
+}
+
+fn statements(
+    node: SyntaxNode<'_>,
+    scope: i32,
+    context: &Context,
+    describe: &[String],
+    b: &mut Builder<'_>,
+) {
+    for child in children(node) {
+        statement(child, scope, context, describe, b);
+    }
+}
+
+fn statement(
+    node: SyntaxNode<'_>,
+    scope: i32,
+    context: &Context,
+    describe: &[String],
+    b: &mut Builder<'_>,
+) {
+    match node.kind() {
+        "import_statement" => import(node, context, b),
+        "export_statement" => {
+            if let Some(declaration) = node.child_by_field_name("declaration") {
+                statement(declaration, scope, context, describe, b);
+            } else {
+                expressions(node, scope, context, describe, b);
+            }
+        }
+        "function_declaration" | "generator_function_declaration" => {
+            function_like(
+                node,
+                &b.field_text(node, "name").to_owned(),
+                "function",
+                scope,
+                "",
+                context,
+                describe,
+                b,
+            );
+        }
+        "class_declaration" | "abstract_class_declaration" | "class" => {
+            class(node, scope, context, b)
+        }
+        "interface_declaration" => {
+            let name = b.field_text(node, "name").to_owned();
+            let mut bases = Vec::new();
+            for child in children(node) {
+                if child.kind() == "extends_type_clause" {
+                    bases.extend(children(child).into_iter().map(|t| b.text(t).to_owned()));
+                }
+            }
+            let required = node
+                .child_by_field_name("body")
+                .map(|body| {
+                    children(body)
+                        .into_iter()
+                        .filter(|m| matches!(m.kind(), "method_signature" | "property_signature"))
+                        .map(|m| b.field_text(m, "name").to_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let qualified = join(&context.module, &name);
+            let index = b.add_symbol(NewSymbol {
+                kind: "interface",
+                qualified_name: qualified.clone(),
+                signature: b.header(node, "body"),
+                start_line: line(node),
+                end_line: end_line(node),
+                summary: doc(node, b),
+                parent: scope,
+                bases,
+                required_methods: required,
+                name,
+                ..Default::default()
+            });
+            if let Some(body) = node.child_by_field_name("body") {
+                for member in children(body)
+                    .into_iter()
+                    .filter(|m| m.kind() == "method_signature")
+                {
+                    let method = b.field_text(member, "name").to_owned();
+                    b.add_symbol(NewSymbol {
+                        kind: "method",
+                        qualified_name: join(&qualified, &method),
+                        signature: b.text(member).trim_end_matches(';').to_owned(),
+                        start_line: line(member),
+                        end_line: end_line(member),
+                        summary: doc(member, b),
+                        parent: index,
+                        owner_type: qualified.clone(),
+                        name: method,
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        "type_alias_declaration" | "enum_declaration" => {
+            let name = b.field_text(node, "name").to_owned();
+            b.add_symbol(NewSymbol {
+                kind: "type",
+                qualified_name: join(&context.module, &name),
+                signature: super::truncate_chars(b.text(node).lines().next().unwrap_or(""), 160),
+                start_line: line(node),
+                end_line: end_line(node),
+                summary: doc(node, b),
+                parent: scope,
+                name,
+                ..Default::default()
+            });
+        }
+        "lexical_declaration" | "variable_declaration" => {
+            for declarator in children(node)
+                .into_iter()
+                .filter(|c| c.kind() == "variable_declarator")
+            {
+                declarator_node(declarator, node, scope, context, describe, b);
+            }
+        }
+        _ => expressions(node, scope, context, describe, b),
+    }
+}
+
+fn import(node: SyntaxNode<'_>, context: &Context, b: &mut Builder<'_>) {
+    let Some(source) = node
+        .child_by_field_name("source")
+        .and_then(|s| string_value(b.text(s)))
+    else {
+        return;
+    };
+    let module = resolve_module(&source, &b.facts.path.clone());
+    let at = line(node);
+    let _ = context;
+    for clause in children(node)
+        .into_iter()
+        .filter(|c| c.kind() == "import_clause")
+    {
+        for part in children(clause) {
+            match part.kind() {
+                // Default import: the module's default export, usually named like the binding.
+                "identifier" => {
+                    let alias = b.text(part).to_owned();
+                    b.add_import(&join(&module, &alias), &alias, &module, at);
+                }
+                "namespace_import" => {
+                    if let Some(alias) = children(part)
+                        .into_iter()
+                        .find(|c| c.kind() == "identifier")
+                    {
+                        let alias = b.text(alias).to_owned();
+                        b.add_import(&module, &alias, &module, at);
+                    }
+                }
+                "named_imports" => {
+                    for specifier in children(part)
+                        .into_iter()
+                        .filter(|s| s.kind() == "import_specifier")
+                    {
+                        let name = b.field_text(specifier, "name").to_owned();
+                        let alias = specifier
+                            .child_by_field_name("alias")
+                            .map(|a| b.text(a).to_owned())
+                            .unwrap_or_else(|| name.clone());
+                        b.add_import(&join(&module, &name), &alias, &module, at);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if !children(node).iter().any(|c| c.kind() == "import_clause") {
+        b.add_import(&module, &module, &module, at);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn function_like(
+    node: SyntaxNode<'_>,
+    name: &str,
+    kind: &'static str,
+    scope: i32,
+    owner: &str,
+    context: &Context,
+    describe: &[String],
+    b: &mut Builder<'_>,
+) -> i32 {
+    let prefix = if owner.is_empty() {
+        if scope >= 0 {
+            b.facts.symbols[scope as usize].qualified_name.clone()
+        } else {
+            context.module.clone()
+        }
+    } else {
+        owner.to_owned()
+    };
+    let index = b.add_symbol(NewSymbol {
+        kind,
+        qualified_name: join(&prefix, name),
+        signature: b.header(node, "body"),
+        start_line: line(node),
+        end_line: end_line(node),
+        summary: doc(node, b),
+        parent: scope,
+        owner_type: owner.to_owned(),
+        name: name.to_owned(),
+        ..Default::default()
+    });
+    parameters(node, index, b);
+    if let Some(body) = node.child_by_field_name("body") {
+        if body.kind() == "statement_block" {
+            statements(body, index, context, describe, b);
+        } else {
+            expressions(body, index, context, describe, b);
+        }
+    }
+    index
+}
+
+fn parameters(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
+    let Some(list) = node.child_by_field_name("parameters") else {
+        return;
+    };
+    for parameter in children(list) {
+        if matches!(
+            parameter.kind(),
+            "required_parameter" | "optional_parameter"
+        ) {
+            let variable = parameter
+                .child_by_field_name("pattern")
+                .or_else(|| parameter.child_by_field_name("name"))
+                .map(|p| b.text(p).to_owned())
+                .unwrap_or_default();
+            let type_text = parameter
+                .child_by_field_name("type")
+                .map(|t| b.text(t).trim_start_matches(':').trim().to_owned())
+                .unwrap_or_default();
+            b.add_binding(scope, &variable, &type_text);
+        }
+    }
+}
+
+fn class(node: SyntaxNode<'_>, scope: i32, context: &Context, b: &mut Builder<'_>) {
+    let name = b.field_text(node, "name").to_owned();
+    if name.is_empty() {
+        return;
+    }
+    let qualified = join(&context.module, &name);
+    let mut bases = Vec::new();
+    for heritage in children(node)
+        .into_iter()
+        .filter(|c| c.kind() == "class_heritage")
+    {
+        for clause in children(heritage) {
+            match clause.kind() {
+                "extends_clause" => bases.push(b.field_text(clause, "value").to_owned()),
+                "implements_clause" => {
+                    bases.extend(children(clause).into_iter().map(|t| b.text(t).to_owned()))
+                }
+                _ => bases.push(b.text(clause).to_owned()),
+            }
+        }
+    }
+    let index = b.add_symbol(NewSymbol {
+        kind: "class",
+        qualified_name: qualified.clone(),
+        signature: b.header(node, "body"),
+        start_line: line(node),
+        end_line: end_line(node),
+        summary: doc(node, b),
+        parent: scope,
+        bases,
+        name,
+        ..Default::default()
+    });
+    let Some(body) = node.child_by_field_name("body") else {
+        return;
+    };
+    for member in children(body) {
+        match member.kind() {
+            "method_definition" | "method_signature" | "abstract_method_signature" => {
+                let method = b.field_text(member, "name").to_owned();
+                function_like(
+                    member,
+                    &method,
+                    "method",
+                    index,
+                    &qualified,
+                    context,
+                    &[],
+                    b,
+                );
+            }
+            "public_field_definition" | "field_definition" => {
+                let field = member
+                    .child_by_field_name("name")
+                    .or_else(|| member.child_by_field_name("property"));
+                let field_name = field.map(|f| b.text(f).to_owned()).unwrap_or_default();
+                let value = member.child_by_field_name("value");
+                match value {
+                    Some(v)
+                        if matches!(
+                            v.kind(),
+                            "arrow_function" | "function_expression" | "function"
+                        ) =>
+                    {
+                        let method = function_like(
+                            v,
+                            &field_name,
+                            "method",
+                            index,
+                            &qualified,
+                            context,
+                            &[],
+                            b,
+                        );
+                        // The span is the whole field, including its name and comment.
+                        b.set_span(method, line(member), end_line(member));
+                        let summary = super::truncate_chars(&doc(member, b), 200);
+                        b.facts.symbols[method as usize].summary = crate::redact::summary(&summary);
+                    }
+                    Some(v) if v.kind() == "new_expression" => {
+                        let type_name = b.field_text(v, "constructor").to_owned();
+                        b.add_binding(index, &field_name, &type_name);
+                    }
+                    _ => {
+                        if let Some(t) = member.child_by_field_name("type") {
+                            let type_text = b.text(t).trim_start_matches(':').trim().to_owned();
+                            b.add_binding(index, &field_name, &type_text);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn declarator_node(
+    declarator: SyntaxNode<'_>,
+    declaration: SyntaxNode<'_>,
+    scope: i32,
+    context: &Context,
+    describe: &[String],
+    b: &mut Builder<'_>,
+) {
+    let name = b.field_text(declarator, "name").to_owned();
+    let value = declarator.child_by_field_name("value");
+    match value {
+        Some(v)
+            if matches!(
+                v.kind(),
+                "arrow_function" | "function_expression" | "function"
+            ) && scope < 0 =>
+        {
+            let index = function_like(v, &name, "function", scope, "", context, describe, b);
+            let summary = super::truncate_chars(&doc(declaration, b), 200);
+            b.set_span(index, line(declaration), end_line(declaration));
+            b.facts.symbols[index as usize].summary = crate::redact::summary(&summary);
+        }
+        Some(v) if v.kind() == "new_expression" => {
+            let type_name = b.field_text(v, "constructor").to_owned();
+            b.add_binding(scope, &name, &type_name);
+            expressions(v, scope, context, describe, b);
+        }
+        Some(v) if v.kind() == "call_expression" && b.field_text(v, "function") == "require" => {
+            let specifier = v
+                .child_by_field_name("arguments")
+                .and_then(|a| children(a).into_iter().next())
+                .and_then(|s| string_value(b.text(s)));
+            if let Some(specifier) = specifier {
+                let module = resolve_module(&specifier, &b.facts.path.clone());
+                b.add_import(&module, &name, &module, line(v));
+            }
+        }
+        Some(v) => {
+            if let Some(t) = declarator.child_by_field_name("type") {
+                let type_text = b.text(t).trim_start_matches(':').trim().to_owned();
+                b.add_binding(scope, &name, &type_text);
+            }
+            expressions(v, scope, context, describe, b);
+        }
+        None => {}
+    }
+}
+
+/// Calls inside an expression; test cases and nested functions become symbols.
+fn expressions(
+    node: SyntaxNode<'_>,
+    scope: i32,
+    context: &Context,
+    describe: &[String],
+    b: &mut Builder<'_>,
+) {
+    match node.kind() {
+        "call_expression" => {
+            if call(node, scope, context, describe, b) {
+                return;
+            }
+        }
+        "new_expression" => {
+            let constructor = b.field_text(node, "constructor").to_owned();
+            let count = argument_count(node.child_by_field_name("arguments"));
+            b.add_call(scope, &constructor, "", line(node), count);
+        }
+        "throw_statement" => {
+            let message = children(node)
+                .into_iter()
+                .find(|c| matches!(c.kind(), "new_expression" | "call_expression"))
+                .and_then(|e| e.child_by_field_name("arguments"))
+                .and_then(|a| children(a).into_iter().next())
+                .filter(|a| matches!(a.kind(), "string" | "template_string"))
+                .and_then(|s| string_value(b.text(s)));
+            if let Some(message) = message {
+                b.add_error(scope, &message, line(node));
+            }
+        }
+        "statement_block" => {
+            statements(node, scope, context, describe, b);
+            return;
+        }
+        "lexical_declaration"
+        | "variable_declaration"
+        | "function_declaration"
+        | "class_declaration" => {
+            statement(node, scope, context, describe, b);
+            return;
+        }
+        _ => {}
+    }
+    for child in children(node) {
+        expressions(child, scope, context, describe, b);
+    }
+}
+
+/// Records a call. Returns true when the call was a test or describe block whose body was
+/// walked here.
+fn call(
+    node: SyntaxNode<'_>,
+    scope: i32,
+    context: &Context,
+    describe: &[String],
+    b: &mut Builder<'_>,
+) -> bool {
+    let Some(function) = node.child_by_field_name("function") else {
+        return false;
+    };
+    let arguments = node.child_by_field_name("arguments");
+    let count = argument_count(arguments);
+    let function_text = b.text(function);
+    let head = function_text.split('.').next().unwrap_or(function_text);
+    if context.test_file && matches!(head, "describe" | "test" | "it") {
+        let parts: Vec<SyntaxNode<'_>> = arguments.map(children).unwrap_or_default();
+        let title = parts
+            .first()
+            .filter(|a| matches!(a.kind(), "string" | "template_string"))
+            .and_then(|s| string_value(b.text(*s)));
+        let callback = parts
+            .iter()
+            .find(|a| {
+                matches!(
+                    a.kind(),
+                    "arrow_function" | "function_expression" | "function"
+                )
+            })
+            .copied();
+        if let (Some(title), Some(callback)) = (title, callback) {
+            if head == "describe" {
+                let mut inner = describe.to_vec();
+                inner.push(title);
+                if let Some(body) = callback.child_by_field_name("body") {
+                    expressions(body, scope, context, &inner, b);
+                }
+            } else {
+                let mut path = describe.to_vec();
+                path.push(title.clone());
+                let index = b.add_symbol(NewSymbol {
+                    kind: "function",
+                    qualified_name: join(&context.module, &path.join(" > ")),
+                    signature: format!("{head}({:?})", title),
+                    start_line: line(node),
+                    end_line: end_line(node),
+                    parent: scope,
+                    test: true,
+                    name: title,
+                    ..Default::default()
+                });
+                if let Some(body) = callback.child_by_field_name("body") {
+                    expressions(body, index, context, describe, b);
+                }
+            }
+            return true;
+        }
+    }
+    match function.kind() {
+        "identifier" => {
+            if !matches!(
+                function_text,
+                "require"
+                    | "parseInt"
+                    | "parseFloat"
+                    | "String"
+                    | "Number"
+                    | "Boolean"
+                    | "Array"
+                    | "Object"
+            ) {
+                b.add_call(scope, function_text, "", line(node), count);
+            }
+        }
+        "member_expression" => {
+            let property = b.field_text(function, "property");
+            let object = function.child_by_field_name("object");
+            let receiver = match object {
+                Some(o) if o.kind() == "this" => "self".to_owned(),
+                Some(o) if o.kind() == "super" => "super".to_owned(),
+                Some(o)
+                    if o.kind() == "member_expression" && b.field_text(o, "object") == "this" =>
+                {
+                    format!("this.{}", b.field_text(o, "property"))
+                }
+                Some(o) if o.kind() == "identifier" => b.text(o).to_owned(),
+                _ => "?".to_owned(),
+            };
+            b.add_call(scope, property, &receiver, line(node), count);
+            if scope >= 0
+                && b.facts.symbols[scope as usize].test
+                && let Some(arguments) = arguments
+            {
+                for argument in children(arguments)
+                    .into_iter()
+                    .filter(|a| a.kind() == "identifier")
+                {
+                    let referenced = b.text(argument).to_owned();
+                    b.add_reference(scope, &referenced, line(argument));
+                }
+            }
+        }
+        _ => {}
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_specifiers() {
+        assert_eq!(resolve_module("./router", "src/app.ts"), "src/router");
+        assert_eq!(
+            resolve_module("../lib/util.js", "src/a/b.ts"),
+            "src/lib/util"
+        );
+        assert_eq!(
+            resolve_module("./components/index", "src/app.tsx"),
+            "src/components"
+        );
+        assert_eq!(resolve_module("react", "src/app.tsx"), "react");
+    }
+}

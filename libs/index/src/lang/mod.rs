@@ -191,6 +191,15 @@ impl<'a> Builder<'a> {
         (self.facts.symbols.len() - 1) as i32
     }
 
+    /// Moves a symbol's span (e.g. to cover `const f = () => ..`) and rehashes it.
+    pub fn set_span(&mut self, index: i32, start_line: u32, end_line: u32) {
+        let fingerprint = self.fingerprint(start_line, end_line);
+        let symbol = &mut self.facts.symbols[index as usize];
+        symbol.start_line = start_line;
+        symbol.end_line = end_line;
+        symbol.fingerprint = fingerprint;
+    }
+
     pub fn add_call(&mut self, caller: i32, name: &str, receiver: &str, line: u32, arguments: u32) {
         if name.is_empty() {
             return;
@@ -361,6 +370,9 @@ pub fn string_value(text: &str) -> Option<String> {
 /// A type as written, reduced to the name resolution can use: pointers, references,
 /// `mut`, generic arguments, array brackets and nullability removed.
 pub fn clean_type(text: &str) -> String {
+    if text.trim_end().ends_with("[]") {
+        return "Array".to_owned();
+    }
     let mut depth = 0usize;
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
@@ -454,6 +466,7 @@ mod tests {
         assert_eq!(clean_type("Optional[Foo]"), "Optional");
         assert_eq!(clean_type("http.Server"), "http.Server");
         assert_eq!(clean_type("[]byte"), "byte");
+        assert_eq!(clean_type("string[]"), "Array");
         assert_eq!(clean_type("final List<String>"), "List");
     }
 
