@@ -40,7 +40,7 @@ pub struct EdgePage {
 
 /// The storage contract. Every read is rooted at a `graph_id`.
 #[async_trait]
-pub trait GraphStore: Send + Sync + 'static {
+pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
     /// `sqlite` or `neo4j`, for logs.
     fn backend(&self) -> &'static str;
 

@@ -30,6 +30,8 @@ use crate::facts::FileFacts;
 use crate::lang::Language;
 use crate::layout::Layout;
 
+const GENERATED: &str = "generated";
+
 /// Files larger than this are not parsed (a minified bundle, a data dump).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
 
@@ -83,6 +85,9 @@ pub struct IndexReport {
     pub skipped: Vec<Skipped>,
     /// Files parsed with syntax errors (facts extracted from what did parse).
     pub syntax_errors: usize,
+    /// Generated files (by name or a "Code generated ... DO NOT EDIT" header): listed as
+    /// files, not parsed, not warned about.
+    pub generated: usize,
     pub symbols: usize,
     pub edges: usize,
     pub owners_written: usize,
@@ -200,7 +205,7 @@ fn read_source(candidate: &Candidate, max_bytes: u64) -> Result<String, String> 
     if (head.contains("Code generated") && head.contains("DO NOT EDIT"))
         || head.contains("@generated")
     {
-        return Err("generated".into());
+        return Err(GENERATED.into());
     }
     let lines = text.lines().count().max(1);
     if text.len() / lines > 1_000 && text.len() > 20_000 {
@@ -479,6 +484,13 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
         .into_inner()
         .map_err(|_| Error::internal("report lock poisoned"))?;
     report.files = all.len();
+    for facts in all.iter().filter(|f| !f.skipped.is_empty()) {
+        if facts.skipped == GENERATED {
+            report.generated += 1;
+        } else {
+            report.skipped.push(Skipped { path: facts.path.clone(), reason: facts.skipped.clone() });
+        }
+    }
     report.reused = reused_count;
     report.removed = removed_paths.len();
     report.symbols = all.iter().map(|f| f.symbols.len()).sum();
@@ -547,10 +559,6 @@ fn parse_all(
                     {
                         let mut report = report.lock().expect("report lock");
                         match status {
-                            None if !facts.skipped.is_empty() => report.skipped.push(Skipped {
-                                path: facts.path.clone(),
-                                reason: facts.skipped.clone(),
-                            }),
                             None => {}
                             Some(errors) => {
                                 report.parsed += 1;

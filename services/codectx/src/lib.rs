@@ -3,4 +3,5 @@
 //! in-process cluster the end-to-end tests start, so tests run the code that ships.
 
 pub mod admin;
+pub mod indexing;
 pub mod stack;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use codectx::admin::{self, AdminArgs};
+use codectx::indexing::{self, IndexArgs};
 use codectx::stack::{ServiceKind, Stack, StackOptions};
 
 /// codectx: small, precise, authorized code context for AI coding agents.
@@ -16,6 +17,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Indexes a repository into the code graph (embedded SQLite, or Neo4j).
+    Index(IndexArgs),
     /// Starts all seven services in one process on loopback ports (embedded stores).
     Up(UpArgs),
     /// Administers organisations, teams, subjects, API keys, repositories and grants.
@@ -30,6 +33,12 @@ struct UpArgs {
     /// Data directory for every embedded store.
     #[arg(long, default_value = ".codectx")]
     data: PathBuf,
+    /// Index this repository (incrementally) before serving.
+    #[arg(long)]
+    index: Option<PathBuf>,
+    /// The repository key for --index (default: the directory's name).
+    #[arg(long, requires = "index")]
+    name: Option<String>,
     /// Where the gateway serves agents (MCP over HTTP at /mcp).
     #[arg(long, default_value = "127.0.0.1:8080")]
     gateway_addr: String,
@@ -62,6 +71,13 @@ enum KeysCommand {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
+        Command::Index(args) => {
+            let _telemetry = codectx_telemetry::init("codectx", &codectx_telemetry::TelemetryConfig::default())?;
+            let store = indexing::open_store(&args).await?;
+            let report = indexing::run(&args, &*store).await?;
+            println!("{}", indexing::summary(&args.name, &report));
+            Ok(())
+        }
         Command::Up(args) => up(args).await,
         Command::Admin(args) => admin::run(args).await,
         Command::Keys(KeysCommand::Rotate { key_file, data }) => {
@@ -86,6 +102,30 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         ),
         None => None,
     };
+    if let Some(path) = &args.index {
+        let name = match &args.name {
+            Some(name) => name.clone(),
+            None => path
+                .canonicalize()?
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .ok_or_else(|| anyhow::anyhow!("cannot name {}: pass --name", path.display()))?,
+        };
+        let index_args = IndexArgs {
+            path: path.clone(),
+            name: name.clone(),
+            data: args.data.clone(),
+            neo4j: None,
+            neo4j_user: String::new(),
+            neo4j_password_env: String::new(),
+            max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
+            threads: 0,
+            quiet: false,
+        };
+        let store = indexing::open_store(&index_args).await?;
+        let report = indexing::run(&index_args, &*store).await?;
+        println!("{}", indexing::summary(&name, &report));
+    }
     let stack = Stack::start(StackOptions {
         data_dir: args.data.clone(),
         services: ServiceKind::ALL.to_vec(),
@@ -108,6 +148,14 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         );
     }
     println!();
+    let repositories = stack.graph_store.repositories().await?;
+    if !repositories.is_empty() {
+        println!("indexed repositories (pass the name as `repository`):");
+        for repository in &repositories {
+            println!("  {:<18} {} ({})", repository.name, repository.root, repository.graph_id);
+        }
+        println!();
+    }
     println!("development identity:");
     println!(
         "  organisation  {} ({})",

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use codectx_authz::{Authority, DevIdentity};
 use codectx_clients::PeerConfig;
 use codectx_errors::Error;
+use codectx_graph::GraphStore;
+use codectx_graph::sqlite::SqliteGraphStore;
 use codectx_runtime::{RunningService, ServerConfig, TenantConfig};
 use codectx_tenant::Verifier;
 use tokio::net::TcpListener;
@@ -90,6 +92,7 @@ impl StackOptions {
 #[derive(Debug)]
 pub struct Stack {
     running: Vec<RunningService>,
+    pub graph_store: Arc<dyn GraphStore>,
     endpoints: BTreeMap<ServiceKind, String>,
     gateway_http: Option<SocketAddr>,
     http_task: Option<tokio::task::JoinHandle<Result<(), Error>>>,
@@ -161,6 +164,19 @@ impl Stack {
             options.dev_api_key.as_deref(),
         )?;
 
+        // The embedded graph store; repositories indexed into it get access entries for
+        // the development subject.
+        let graph_store: Arc<dyn GraphStore> = Arc::new(SqliteGraphStore::open(&options.data_dir.join("graph.db"))?);
+        for repository in graph_store.repositories().await? {
+            codectx_authz::ensure_repository_access(
+                authority.store(),
+                &dev.organisation.id,
+                &dev.subject.id,
+                &repository.name,
+                &repository.graph_id,
+            )?;
+        }
+
         let (stop, stop_rx) = watch::channel(false);
         let stopped = move || {
             let mut receiver = stop_rx.clone();
@@ -203,13 +219,7 @@ impl Stack {
                     })
                     .await?,
                 ),
-                ServiceKind::GraphHydrator => Some(
-                    codectx_graph_hydrator::build(codectx_graph_hydrator::Config {
-                        server: server.clone(),
-                        ..Default::default()
-                    })
-                    .await?,
-                ),
+                ServiceKind::GraphHydrator => Some(codectx_graph_hydrator::build_with_store(graph_store.clone())),
                 ServiceKind::ContextAssembler => Some(
                     codectx_context_assembler::build(codectx_context_assembler::Config {
                         server: server.clone(),
@@ -265,6 +275,7 @@ impl Stack {
         }
         Ok(Stack {
             running,
+            graph_store,
             endpoints,
             gateway_http,
             http_task,

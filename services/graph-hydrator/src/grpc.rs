@@ -1,0 +1,399 @@
+//! Proto ⇄ domain conversions and the handlers. Every handler takes the graph from the
+//! verified context.
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use codectx_core::limits;
+use codectx_errors::Error;
+use codectx_graph::query::{self, Directions, ExpandOptions, SYMBOL_KINDS};
+use codectx_graph::{Confidence, Direction, EdgeKind, GraphStore, Neighbor, Node, NodeKind};
+use codectx_proto::common::v1::{DescribeRequest, DescribeResponse, Omission, SourceSpan};
+use codectx_proto::graph::v1::{self as pb, graph_hydrator_service_server::GraphHydratorService};
+use codectx_proto::lexical::v1::ScopeKind;
+use codectx_tenant::{Scope, TenantContext, from_request};
+use tonic::{Request, Response, Status};
+
+use crate::{NAME, snippet};
+
+const CAPABILITIES: &[&str] = &["describe", "code_graph", "lexical_corpus"];
+const MEMORY: &str = "agent memory";
+
+/// Ids per request.
+const MAX_IDS: usize = 100;
+/// Default and largest node limit per direction.
+const DEFAULT_LIMIT: u32 = 20;
+const MAX_LIMIT: u32 = 200;
+/// Corpus entries per streamed chunk.
+const CORPUS_CHUNK: usize = 1_000;
+
+pub(crate) struct GraphHydrator {
+    pub(crate) store: Arc<dyn GraphStore>,
+}
+
+fn code_context<T>(request: &Request<T>) -> Result<TenantContext, Status> {
+    let context = from_request(request)?;
+    context.require_scope(Scope::ReadCode)?;
+    Ok(context)
+}
+
+pub(crate) fn card(node: &Node) -> pb::SymbolCard {
+    pb::SymbolCard {
+        id: node.id.clone(),
+        qualified_name: node.qualified_name.clone(),
+        name: node.name.clone(),
+        kind: node.kind.as_str().to_owned(),
+        language: node.language.clone(),
+        signature: node.signature.clone(),
+        span: (!node.path.is_empty()).then(|| SourceSpan {
+            path: node.path.clone(),
+            start_line: node.start_line,
+            end_line: node.end_line,
+        }),
+        summary: node.summary.clone(),
+        fingerprint: node.fingerprint.clone(),
+    }
+}
+
+fn edge_kind_to_proto(kind: EdgeKind) -> pb::EdgeKind {
+    match kind {
+        EdgeKind::Contains => pb::EdgeKind::Contains,
+        EdgeKind::Imports => pb::EdgeKind::Imports,
+        EdgeKind::Calls => pb::EdgeKind::Calls,
+        EdgeKind::Implements => pb::EdgeKind::Implements,
+        EdgeKind::TestedBy => pb::EdgeKind::TestedBy,
+        EdgeKind::Mentions => pb::EdgeKind::Mentions,
+        EdgeKind::Requires => pb::EdgeKind::Requires,
+    }
+}
+
+fn edge_kinds(values: &[i32]) -> Result<Vec<EdgeKind>, Error> {
+    if values.is_empty() {
+        return Ok(EdgeKind::ALL.to_vec());
+    }
+    values
+        .iter()
+        .map(|value| match pb::EdgeKind::try_from(*value) {
+            Ok(pb::EdgeKind::Contains) => Ok(EdgeKind::Contains),
+            Ok(pb::EdgeKind::Imports) => Ok(EdgeKind::Imports),
+            Ok(pb::EdgeKind::Calls) => Ok(EdgeKind::Calls),
+            Ok(pb::EdgeKind::Implements) => Ok(EdgeKind::Implements),
+            Ok(pb::EdgeKind::TestedBy) => Ok(EdgeKind::TestedBy),
+            Ok(pb::EdgeKind::Mentions) => Ok(EdgeKind::Mentions),
+            Ok(pb::EdgeKind::Requires) => Ok(EdgeKind::Requires),
+            Ok(pb::EdgeKind::Affects) => Err(Error::invalid_argument("edge_kinds", "AFFECTS edges (security findings) are not indexed yet")),
+            _ => Err(Error::invalid_argument("edge_kinds", format!("unknown edge kind {value}"))),
+        })
+        .collect()
+}
+
+fn directions(value: i32) -> Directions {
+    match pb::Direction::try_from(value) {
+        Ok(pb::Direction::Outgoing) => Directions::Outgoing,
+        Ok(pb::Direction::Incoming) => Directions::Incoming,
+        _ => Directions::Both,
+    }
+}
+
+fn node_kinds(values: &[String]) -> Result<Vec<NodeKind>, Error> {
+    values
+        .iter()
+        .map(|value| {
+            NodeKind::parse(value).ok_or_else(|| {
+                let known: Vec<&str> = NodeKind::ALL.iter().map(|k| k.as_str()).collect();
+                Error::invalid_argument("kinds", format!("unknown kind {value:?}; use one of {}", known.join(", ")))
+            })
+        })
+        .collect()
+}
+
+fn limit(requested: u32) -> usize {
+    if requested == 0 { DEFAULT_LIMIT as usize } else { requested.min(MAX_LIMIT) as usize }
+}
+
+fn neighbor(n: &Neighbor) -> pb::Neighbor {
+    pb::Neighbor {
+        card: Some(card(&n.node)),
+        edge: edge_kind_to_proto(n.kind) as i32,
+        direction: match n.direction {
+            Direction::Outgoing => pb::Direction::Outgoing,
+            Direction::Incoming => pb::Direction::Incoming,
+        } as i32,
+        depth: n.depth,
+        line: (n.line > 0).then_some(n.line),
+        confidence: match n.confidence {
+            Confidence::Resolved => pb::Confidence::Resolved,
+            Confidence::NameMatch => pb::Confidence::NameMatch,
+            Confidence::Unresolved => pb::Confidence::Unresolved,
+        } as i32,
+        unresolved_name: if n.confidence == Confidence::Unresolved { n.node.qualified_name.clone() } else { String::new() },
+    }
+}
+
+fn omissions(omitted: &[query::Omitted]) -> Vec<Omission> {
+    omitted
+        .iter()
+        .map(|o| Omission { what: o.what.clone(), count: o.count as u32, reason: o.reason.to_owned() })
+        .collect()
+}
+
+fn expand_response(expansions: Vec<query::Expansion>, missing: Vec<String>) -> pb::ExpandResponse {
+    pb::ExpandResponse {
+        expansions: expansions
+            .iter()
+            .map(|e| pb::Expansion {
+                root: Some(card(&e.root)),
+                neighbors: e.neighbors.iter().map(neighbor).collect(),
+                omitted: omissions(&e.omitted),
+            })
+            .collect(),
+        missing,
+    }
+}
+
+fn check_ids(ids: &[String]) -> Result<(), Error> {
+    limits::check_count("ids", ids.len(), MAX_IDS, "ids")?;
+    for id in ids {
+        limits::check_bytes("ids", id, limits::SELECTOR_BYTES)?;
+    }
+    Ok(())
+}
+
+fn check_symbol_id(id: &str) -> Result<(), Error> {
+    if id.is_empty() {
+        return Err(Error::invalid_argument("symbol_id", "symbol_id is empty: pass an id from a symbol card"));
+    }
+    limits::check_bytes("symbol_id", id, limits::SELECTOR_BYTES)
+}
+
+impl GraphHydrator {
+    async fn require_graph(&self, context: &TenantContext) -> Result<codectx_graph::RepositoryInfo, Error> {
+        self.store.repository(context.graph_id()).await?.ok_or_else(|| {
+            Error::not_found(format!(
+                "repository {} has no indexed code graph yet; index it with `codectx index`",
+                context.repository_id()
+            ))
+        })
+    }
+
+    async fn expand_one(&self, context: &TenantContext, id: &str, options: ExpandOptions) -> Result<pb::ExpandResponse, Status> {
+        check_symbol_id(id)?;
+        let (expansions, missing) = query::expand(&*self.store, context.graph_id(), &[id.to_owned()], &options).await?;
+        Ok(expand_response(expansions, missing))
+    }
+}
+
+type CorpusStream = Pin<Box<dyn futures::Stream<Item = Result<pb::CorpusChunk, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl GraphHydratorService for GraphHydrator {
+    async fn describe(&self, request: Request<DescribeRequest>) -> Result<Response<DescribeResponse>, Status> {
+        let context = from_request(&request)?;
+        Ok(Response::new(codectx_runtime::describe(NAME, CAPABILITIES, &context)))
+    }
+
+    async fn lookup_symbols(&self, request: Request<pb::LookupSymbolsRequest>) -> Result<Response<pb::LookupSymbolsResponse>, Status> {
+        let context = code_context(&request)?;
+        let message = request.into_inner();
+        let kinds = node_kinds(&message.kinds)?;
+        let found = query::lookup(&*self.store, context.graph_id(), &message.selector, &kinds, limit(message.limit).min(100)).await?;
+        Ok(Response::new(pb::LookupSymbolsResponse { matches: found.matches.iter().map(card).collect(), ambiguous: found.ambiguous }))
+    }
+
+    async fn get_symbol_cards(&self, request: Request<pb::GetSymbolCardsRequest>) -> Result<Response<pb::GetSymbolCardsResponse>, Status> {
+        let context = code_context(&request)?;
+        let ids = request.into_inner().ids;
+        check_ids(&ids)?;
+        let nodes = self.store.nodes(context.graph_id(), &ids).await?;
+        let by_id: BTreeMap<&str, &Node> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+        // In request order; ids not in this graph are missing (never looked up elsewhere).
+        let cards = ids.iter().filter_map(|id| by_id.get(id.as_str()).map(|n| card(n))).collect();
+        let missing = ids.iter().filter(|id| !by_id.contains_key(id.as_str())).cloned().collect();
+        Ok(Response::new(pb::GetSymbolCardsResponse { cards, missing }))
+    }
+
+    async fn expand(&self, request: Request<pb::ExpandRequest>) -> Result<Response<pb::ExpandResponse>, Status> {
+        let context = code_context(&request)?;
+        let message = request.into_inner();
+        check_ids(&message.ids)?;
+        let options = ExpandOptions {
+            kinds: edge_kinds(&message.edge_kinds)?,
+            directions: directions(message.direction),
+            depth: message.depth,
+            limit_per_direction: limit(message.limit_per_direction),
+        };
+        let (expansions, missing) = query::expand(&*self.store, context.graph_id(), &message.ids, &options).await?;
+        Ok(Response::new(expand_response(expansions, missing)))
+    }
+
+    async fn get_call_graph(&self, request: Request<pb::GetCallGraphRequest>) -> Result<Response<pb::ExpandResponse>, Status> {
+        let context = code_context(&request)?;
+        let message = request.into_inner();
+        let options = ExpandOptions {
+            kinds: vec![EdgeKind::Calls],
+            directions: directions(message.direction),
+            depth: message.depth,
+            limit_per_direction: limit(message.limit_per_direction),
+        };
+        Ok(Response::new(self.expand_one(&context, &message.symbol_id, options).await?))
+    }
+
+    async fn get_implementations(&self, request: Request<pb::SymbolRelationRequest>) -> Result<Response<pb::ExpandResponse>, Status> {
+        let context = code_context(&request)?;
+        let message = request.into_inner();
+        let options = ExpandOptions {
+            kinds: vec![EdgeKind::Implements],
+            directions: Directions::Both,
+            depth: 1,
+            limit_per_direction: limit(message.limit),
+        };
+        Ok(Response::new(self.expand_one(&context, &message.symbol_id, options).await?))
+    }
+
+    async fn get_tests(&self, request: Request<pb::SymbolRelationRequest>) -> Result<Response<pb::ExpandResponse>, Status> {
+        let context = code_context(&request)?;
+        let message = request.into_inner();
+        let options = ExpandOptions {
+            kinds: vec![EdgeKind::TestedBy],
+            directions: Directions::Outgoing,
+            depth: 1,
+            limit_per_direction: limit(message.limit),
+        };
+        Ok(Response::new(self.expand_one(&context, &message.symbol_id, options).await?))
+    }
+
+    async fn get_file_outline(&self, request: Request<pb::GetFileOutlineRequest>) -> Result<Response<pb::GetFileOutlineResponse>, Status> {
+        let context = code_context(&request)?;
+        let path = request.into_inner().path;
+        limits::check_bytes("path", &path, limits::SELECTOR_BYTES)?;
+        let nodes = self.store.nodes_in_path(context.graph_id(), path.trim_start_matches("./")).await?;
+        let Some(file) = nodes.iter().find(|n| n.kind == NodeKind::File) else {
+            return Err(Error::not_found(format!("{path} is not in the indexed graph")).with_field("path").into());
+        };
+        let symbols = nodes.iter().filter(|n| SYMBOL_KINDS.contains(&n.kind)).map(card).collect();
+        Ok(Response::new(pb::GetFileOutlineResponse { file: Some(card(file)), symbols }))
+    }
+
+    async fn get_change_impact(&self, request: Request<pb::GetChangeImpactRequest>) -> Result<Response<pb::GetChangeImpactResponse>, Status> {
+        let context = code_context(&request)?;
+        let message = request.into_inner();
+        let changes: BTreeMap<String, Vec<(u32, u32)>> = match message.change {
+            Some(pb::get_change_impact_request::Change::Diff(diff)) => query::parse_unified_diff(&diff)?,
+            Some(pb::get_change_impact_request::Change::Files(files)) => {
+                limits::check_count("files", files.paths.len(), limits::FILE_LIST_ENTRIES, "files")?;
+                let mut changes = BTreeMap::new();
+                for path in files.paths {
+                    limits::check_bytes("files", &path, limits::SELECTOR_BYTES)?;
+                    changes.insert(path.trim_start_matches("./").to_owned(), Vec::new());
+                }
+                changes
+            }
+            None => return Err(Error::invalid_argument("change", "pass a unified diff or a list of files").into()),
+        };
+        let (changed, unknown_paths) =
+            query::change_impact(&*self.store, context.graph_id(), &changes, limit(message.limit_per_symbol)).await?;
+        Ok(Response::new(pb::GetChangeImpactResponse {
+            changed: changed
+                .iter()
+                .map(|c| pb::ChangedSymbol {
+                    symbol: Some(card(&c.symbol)),
+                    callers: c.callers.iter().map(neighbor).collect(),
+                    tests: c.tests.iter().map(neighbor).collect(),
+                    omitted: omissions(&c.omitted),
+                })
+                .collect(),
+            unknown_paths,
+        }))
+    }
+
+    async fn read_snippet(&self, request: Request<pb::ReadSnippetRequest>) -> Result<Response<pb::ReadSnippetResponse>, Status> {
+        let context = code_context(&request)?;
+        let message = request.into_inner();
+        check_symbol_id(&message.symbol_id)?;
+        let repository = self.require_graph(&context).await?;
+        let node = self
+            .store
+            .nodes(context.graph_id(), std::slice::from_ref(&message.symbol_id))
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::not_found(format!("no symbol {} in this repository", message.symbol_id)).with_field("symbol_id"))?;
+        let root = repository.root.clone();
+        let fingerprint = message.fingerprint.clone();
+        let checked = node.clone();
+        let text = tokio::task::spawn_blocking(move || snippet::read(&root, &checked, &fingerprint))
+            .await
+            .map_err(|e| Error::internal(format!("snippet reader: {e}")))??;
+        Ok(Response::new(pb::ReadSnippetResponse { symbol: Some(card(&node)), text }))
+    }
+
+    type StreamLexicalCorpusStream = CorpusStream;
+
+    async fn stream_lexical_corpus(
+        &self,
+        request: Request<pb::StreamLexicalCorpusRequest>,
+    ) -> Result<Response<Self::StreamLexicalCorpusStream>, Status> {
+        let context = code_context(&request)?;
+        if request.get_ref().scope != ScopeKind::Code as i32 {
+            return Err(Error::unimplemented("StreamLexicalCorpus for memory", MEMORY).into());
+        }
+        let repository = self.require_graph(&context).await?;
+        let mut kinds = SYMBOL_KINDS.to_vec();
+        kinds.push(NodeKind::ErrorMessage);
+        let nodes = self.store.nodes_of_kinds(context.graph_id(), &kinds).await?;
+        let version = repository.version;
+        let chunks: Vec<Result<pb::CorpusChunk, Status>> = nodes
+            .chunks(CORPUS_CHUNK)
+            .map(|chunk| {
+                Ok(pb::CorpusChunk {
+                    version: version.clone(),
+                    entries: chunk
+                        .iter()
+                        .map(|n| pb::CorpusEntry {
+                            entity_id: n.id.clone(),
+                            name: n.name.clone(),
+                            qualified_name: n.qualified_name.clone(),
+                            kind: n.kind.as_str().to_owned(),
+                            signature: n.signature.clone(),
+                            aliases: Vec::new(),
+                            error_messages: if n.kind == NodeKind::ErrorMessage { vec![n.name.clone()] } else { Vec::new() },
+                        })
+                        .collect(),
+                })
+            })
+            .collect();
+        // An empty graph still sends its version.
+        let chunks = if chunks.is_empty() { vec![Ok(pb::CorpusChunk { version, entries: Vec::new() })] } else { chunks };
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+    }
+
+    async fn get_corpus_version(&self, request: Request<pb::GetCorpusVersionRequest>) -> Result<Response<pb::GetCorpusVersionResponse>, Status> {
+        let context = code_context(&request)?;
+        if request.get_ref().scope != ScopeKind::Code as i32 {
+            return Err(Error::unimplemented("GetCorpusVersion for memory", MEMORY).into());
+        }
+        let repository = self.require_graph(&context).await?;
+        Ok(Response::new(pb::GetCorpusVersionResponse { version: repository.version }))
+    }
+
+    async fn upsert_memory_entities(&self, request: Request<pb::UpsertMemoryEntitiesRequest>) -> Result<Response<pb::UpsertMemoryEntitiesResponse>, Status> {
+        let _context = from_request(&request)?;
+        Err(Error::unimplemented("UpsertMemoryEntities", MEMORY).into())
+    }
+
+    async fn forget_memory_entity(&self, request: Request<pb::ForgetMemoryEntityRequest>) -> Result<Response<pb::ForgetMemoryEntityResponse>, Status> {
+        let _context = from_request(&request)?;
+        Err(Error::unimplemented("ForgetMemoryEntity", MEMORY).into())
+    }
+
+    async fn hydrate_memory_entities(&self, request: Request<pb::HydrateMemoryEntitiesRequest>) -> Result<Response<pb::HydrateMemoryEntitiesResponse>, Status> {
+        let _context = from_request(&request)?;
+        Err(Error::unimplemented("HydrateMemoryEntities", MEMORY).into())
+    }
+
+    async fn expand_facts(&self, request: Request<pb::ExpandFactsRequest>) -> Result<Response<pb::ExpandFactsResponse>, Status> {
+        let _context = from_request(&request)?;
+        Err(Error::unimplemented("ExpandFacts", MEMORY).into())
+    }
+}
