@@ -111,12 +111,9 @@ async fn later_capability(stack: &TestStack, kind: ServiceKind, context: Option<
         }
         ServiceKind::GraphHydrator => {
             graph::v1::graph_hydrator_service_client::GraphHydratorServiceClient::new(channel)
-                .lookup_symbols(request(
+                .upsert_memory_entities(request(
                     context,
-                    graph::v1::LookupSymbolsRequest {
-                        selector: "main".into(),
-                        ..Default::default()
-                    },
+                    graph::v1::UpsertMemoryEntitiesRequest::default(),
                 ))
                 .await
                 .map(|_| ())

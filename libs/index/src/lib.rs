@@ -488,7 +488,10 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
         if facts.skipped == GENERATED {
             report.generated += 1;
         } else {
-            report.skipped.push(Skipped { path: facts.path.clone(), reason: facts.skipped.clone() });
+            report.skipped.push(Skipped {
+                path: facts.path.clone(),
+                reason: facts.skipped.clone(),
+            });
         }
     }
     report.reused = reused_count;

@@ -44,9 +44,13 @@ pub async fn open_store(args: &IndexArgs) -> Result<Arc<dyn GraphStore>, Error> 
     match &args.neo4j {
         Some(uri) => {
             let password = std::env::var(&args.neo4j_password_env).unwrap_or_default();
-            Ok(Arc::new(Neo4jGraphStore::connect(uri, &args.neo4j_user, &password).await?))
+            Ok(Arc::new(
+                Neo4jGraphStore::connect(uri, &args.neo4j_user, &password).await?,
+            ))
         }
-        None => Ok(Arc::new(SqliteGraphStore::open(&args.data.join("graph.db"))?)),
+        None => Ok(Arc::new(SqliteGraphStore::open(
+            &args.data.join("graph.db"),
+        )?)),
     }
 }
 
@@ -83,7 +87,10 @@ pub fn summary(name: &str, report: &IndexReport) -> String {
         report.files_per_second()
     );
     if report.syntax_errors > 0 {
-        text.push_str(&format!("; {} files had syntax errors (indexed what parsed)", report.syntax_errors));
+        text.push_str(&format!(
+            "; {} files had syntax errors (indexed what parsed)",
+            report.syntax_errors
+        ));
     }
     text
 }

@@ -72,7 +72,8 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Index(args) => {
-            let _telemetry = codectx_telemetry::init("codectx", &codectx_telemetry::TelemetryConfig::default())?;
+            let _telemetry =
+                codectx_telemetry::init("codectx", &codectx_telemetry::TelemetryConfig::default())?;
             let store = indexing::open_store(&args).await?;
             let report = indexing::run(&args, &*store).await?;
             println!("{}", indexing::summary(&args.name, &report));
@@ -152,7 +153,10 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     if !repositories.is_empty() {
         println!("indexed repositories (pass the name as `repository`):");
         for repository in &repositories {
-            println!("  {:<18} {} ({})", repository.name, repository.root, repository.graph_id);
+            println!(
+                "  {:<18} {} ({})",
+                repository.name, repository.root, repository.graph_id
+            );
         }
         println!();
     }

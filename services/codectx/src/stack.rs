@@ -166,7 +166,8 @@ impl Stack {
 
         // The embedded graph store; repositories indexed into it get access entries for
         // the development subject.
-        let graph_store: Arc<dyn GraphStore> = Arc::new(SqliteGraphStore::open(&options.data_dir.join("graph.db"))?);
+        let graph_store: Arc<dyn GraphStore> =
+            Arc::new(SqliteGraphStore::open(&options.data_dir.join("graph.db"))?);
         for repository in graph_store.repositories().await? {
             codectx_authz::ensure_repository_access(
                 authority.store(),
@@ -219,7 +220,9 @@ impl Stack {
                     })
                     .await?,
                 ),
-                ServiceKind::GraphHydrator => Some(codectx_graph_hydrator::build_with_store(graph_store.clone())),
+                ServiceKind::GraphHydrator => Some(codectx_graph_hydrator::build_with_store(
+                    graph_store.clone(),
+                )),
                 ServiceKind::ContextAssembler => Some(
                     codectx_context_assembler::build(codectx_context_assembler::Config {
                         server: server.clone(),

@@ -82,8 +82,14 @@ fn edge_kinds(values: &[i32]) -> Result<Vec<EdgeKind>, Error> {
             Ok(pb::EdgeKind::TestedBy) => Ok(EdgeKind::TestedBy),
             Ok(pb::EdgeKind::Mentions) => Ok(EdgeKind::Mentions),
             Ok(pb::EdgeKind::Requires) => Ok(EdgeKind::Requires),
-            Ok(pb::EdgeKind::Affects) => Err(Error::invalid_argument("edge_kinds", "AFFECTS edges (security findings) are not indexed yet")),
-            _ => Err(Error::invalid_argument("edge_kinds", format!("unknown edge kind {value}"))),
+            Ok(pb::EdgeKind::Affects) => Err(Error::invalid_argument(
+                "edge_kinds",
+                "AFFECTS edges (security findings) are not indexed yet",
+            )),
+            _ => Err(Error::invalid_argument(
+                "edge_kinds",
+                format!("unknown edge kind {value}"),
+            )),
         })
         .collect()
 }
@@ -102,14 +108,21 @@ fn node_kinds(values: &[String]) -> Result<Vec<NodeKind>, Error> {
         .map(|value| {
             NodeKind::parse(value).ok_or_else(|| {
                 let known: Vec<&str> = NodeKind::ALL.iter().map(|k| k.as_str()).collect();
-                Error::invalid_argument("kinds", format!("unknown kind {value:?}; use one of {}", known.join(", ")))
+                Error::invalid_argument(
+                    "kinds",
+                    format!("unknown kind {value:?}; use one of {}", known.join(", ")),
+                )
             })
         })
         .collect()
 }
 
 fn limit(requested: u32) -> usize {
-    if requested == 0 { DEFAULT_LIMIT as usize } else { requested.min(MAX_LIMIT) as usize }
+    if requested == 0 {
+        DEFAULT_LIMIT as usize
+    } else {
+        requested.min(MAX_LIMIT) as usize
+    }
 }
 
 fn neighbor(n: &Neighbor) -> pb::Neighbor {
@@ -127,14 +140,22 @@ fn neighbor(n: &Neighbor) -> pb::Neighbor {
             Confidence::NameMatch => pb::Confidence::NameMatch,
             Confidence::Unresolved => pb::Confidence::Unresolved,
         } as i32,
-        unresolved_name: if n.confidence == Confidence::Unresolved { n.node.qualified_name.clone() } else { String::new() },
+        unresolved_name: if n.confidence == Confidence::Unresolved {
+            n.node.qualified_name.clone()
+        } else {
+            String::new()
+        },
     }
 }
 
 fn omissions(omitted: &[query::Omitted]) -> Vec<Omission> {
     omitted
         .iter()
-        .map(|o| Omission { what: o.what.clone(), count: o.count as u32, reason: o.reason.to_owned() })
+        .map(|o| Omission {
+            what: o.what.clone(),
+            count: o.count as u32,
+            reason: o.reason.to_owned(),
+        })
         .collect()
 }
 
@@ -162,24 +183,39 @@ fn check_ids(ids: &[String]) -> Result<(), Error> {
 
 fn check_symbol_id(id: &str) -> Result<(), Error> {
     if id.is_empty() {
-        return Err(Error::invalid_argument("symbol_id", "symbol_id is empty: pass an id from a symbol card"));
+        return Err(Error::invalid_argument(
+            "symbol_id",
+            "symbol_id is empty: pass an id from a symbol card",
+        ));
     }
     limits::check_bytes("symbol_id", id, limits::SELECTOR_BYTES)
 }
 
 impl GraphHydrator {
-    async fn require_graph(&self, context: &TenantContext) -> Result<codectx_graph::RepositoryInfo, Error> {
-        self.store.repository(context.graph_id()).await?.ok_or_else(|| {
-            Error::not_found(format!(
-                "repository {} has no indexed code graph yet; index it with `codectx index`",
-                context.repository_id()
-            ))
-        })
+    async fn require_graph(
+        &self,
+        context: &TenantContext,
+    ) -> Result<codectx_graph::RepositoryInfo, Error> {
+        self.store
+            .repository(context.graph_id())
+            .await?
+            .ok_or_else(|| {
+                Error::not_found(format!(
+                    "repository {} has no indexed code graph yet; index it with `codectx index`",
+                    context.repository_id()
+                ))
+            })
     }
 
-    async fn expand_one(&self, context: &TenantContext, id: &str, options: ExpandOptions) -> Result<pb::ExpandResponse, Status> {
+    async fn expand_one(
+        &self,
+        context: &TenantContext,
+        id: &str,
+        options: ExpandOptions,
+    ) -> Result<pb::ExpandResponse, Status> {
         check_symbol_id(id)?;
-        let (expansions, missing) = query::expand(&*self.store, context.graph_id(), &[id.to_owned()], &options).await?;
+        let (expansions, missing) =
+            query::expand(&*self.store, context.graph_id(), &[id.to_owned()], &options).await?;
         Ok(expand_response(expansions, missing))
     }
 }
@@ -188,32 +224,65 @@ type CorpusStream = Pin<Box<dyn futures::Stream<Item = Result<pb::CorpusChunk, S
 
 #[tonic::async_trait]
 impl GraphHydratorService for GraphHydrator {
-    async fn describe(&self, request: Request<DescribeRequest>) -> Result<Response<DescribeResponse>, Status> {
+    async fn describe(
+        &self,
+        request: Request<DescribeRequest>,
+    ) -> Result<Response<DescribeResponse>, Status> {
         let context = from_request(&request)?;
-        Ok(Response::new(codectx_runtime::describe(NAME, CAPABILITIES, &context)))
+        Ok(Response::new(codectx_runtime::describe(
+            NAME,
+            CAPABILITIES,
+            &context,
+        )))
     }
 
-    async fn lookup_symbols(&self, request: Request<pb::LookupSymbolsRequest>) -> Result<Response<pb::LookupSymbolsResponse>, Status> {
+    async fn lookup_symbols(
+        &self,
+        request: Request<pb::LookupSymbolsRequest>,
+    ) -> Result<Response<pb::LookupSymbolsResponse>, Status> {
         let context = code_context(&request)?;
         let message = request.into_inner();
         let kinds = node_kinds(&message.kinds)?;
-        let found = query::lookup(&*self.store, context.graph_id(), &message.selector, &kinds, limit(message.limit).min(100)).await?;
-        Ok(Response::new(pb::LookupSymbolsResponse { matches: found.matches.iter().map(card).collect(), ambiguous: found.ambiguous }))
+        let found = query::lookup(
+            &*self.store,
+            context.graph_id(),
+            &message.selector,
+            &kinds,
+            limit(message.limit).min(100),
+        )
+        .await?;
+        Ok(Response::new(pb::LookupSymbolsResponse {
+            matches: found.matches.iter().map(card).collect(),
+            ambiguous: found.ambiguous,
+        }))
     }
 
-    async fn get_symbol_cards(&self, request: Request<pb::GetSymbolCardsRequest>) -> Result<Response<pb::GetSymbolCardsResponse>, Status> {
+    async fn get_symbol_cards(
+        &self,
+        request: Request<pb::GetSymbolCardsRequest>,
+    ) -> Result<Response<pb::GetSymbolCardsResponse>, Status> {
         let context = code_context(&request)?;
         let ids = request.into_inner().ids;
         check_ids(&ids)?;
         let nodes = self.store.nodes(context.graph_id(), &ids).await?;
         let by_id: BTreeMap<&str, &Node> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
         // In request order; ids not in this graph are missing (never looked up elsewhere).
-        let cards = ids.iter().filter_map(|id| by_id.get(id.as_str()).map(|n| card(n))).collect();
-        let missing = ids.iter().filter(|id| !by_id.contains_key(id.as_str())).cloned().collect();
+        let cards = ids
+            .iter()
+            .filter_map(|id| by_id.get(id.as_str()).map(|n| card(n)))
+            .collect();
+        let missing = ids
+            .iter()
+            .filter(|id| !by_id.contains_key(id.as_str()))
+            .cloned()
+            .collect();
         Ok(Response::new(pb::GetSymbolCardsResponse { cards, missing }))
     }
 
-    async fn expand(&self, request: Request<pb::ExpandRequest>) -> Result<Response<pb::ExpandResponse>, Status> {
+    async fn expand(
+        &self,
+        request: Request<pb::ExpandRequest>,
+    ) -> Result<Response<pb::ExpandResponse>, Status> {
         let context = code_context(&request)?;
         let message = request.into_inner();
         check_ids(&message.ids)?;
@@ -223,11 +292,15 @@ impl GraphHydratorService for GraphHydrator {
             depth: message.depth,
             limit_per_direction: limit(message.limit_per_direction),
         };
-        let (expansions, missing) = query::expand(&*self.store, context.graph_id(), &message.ids, &options).await?;
+        let (expansions, missing) =
+            query::expand(&*self.store, context.graph_id(), &message.ids, &options).await?;
         Ok(Response::new(expand_response(expansions, missing)))
     }
 
-    async fn get_call_graph(&self, request: Request<pb::GetCallGraphRequest>) -> Result<Response<pb::ExpandResponse>, Status> {
+    async fn get_call_graph(
+        &self,
+        request: Request<pb::GetCallGraphRequest>,
+    ) -> Result<Response<pb::ExpandResponse>, Status> {
         let context = code_context(&request)?;
         let message = request.into_inner();
         let options = ExpandOptions {
@@ -236,10 +309,16 @@ impl GraphHydratorService for GraphHydrator {
             depth: message.depth,
             limit_per_direction: limit(message.limit_per_direction),
         };
-        Ok(Response::new(self.expand_one(&context, &message.symbol_id, options).await?))
+        Ok(Response::new(
+            self.expand_one(&context, &message.symbol_id, options)
+                .await?,
+        ))
     }
 
-    async fn get_implementations(&self, request: Request<pb::SymbolRelationRequest>) -> Result<Response<pb::ExpandResponse>, Status> {
+    async fn get_implementations(
+        &self,
+        request: Request<pb::SymbolRelationRequest>,
+    ) -> Result<Response<pb::ExpandResponse>, Status> {
         let context = code_context(&request)?;
         let message = request.into_inner();
         let options = ExpandOptions {
@@ -248,10 +327,16 @@ impl GraphHydratorService for GraphHydrator {
             depth: 1,
             limit_per_direction: limit(message.limit),
         };
-        Ok(Response::new(self.expand_one(&context, &message.symbol_id, options).await?))
+        Ok(Response::new(
+            self.expand_one(&context, &message.symbol_id, options)
+                .await?,
+        ))
     }
 
-    async fn get_tests(&self, request: Request<pb::SymbolRelationRequest>) -> Result<Response<pb::ExpandResponse>, Status> {
+    async fn get_tests(
+        &self,
+        request: Request<pb::SymbolRelationRequest>,
+    ) -> Result<Response<pb::ExpandResponse>, Status> {
         let context = code_context(&request)?;
         let message = request.into_inner();
         let options = ExpandOptions {
@@ -260,28 +345,58 @@ impl GraphHydratorService for GraphHydrator {
             depth: 1,
             limit_per_direction: limit(message.limit),
         };
-        Ok(Response::new(self.expand_one(&context, &message.symbol_id, options).await?))
+        Ok(Response::new(
+            self.expand_one(&context, &message.symbol_id, options)
+                .await?,
+        ))
     }
 
-    async fn get_file_outline(&self, request: Request<pb::GetFileOutlineRequest>) -> Result<Response<pb::GetFileOutlineResponse>, Status> {
+    async fn get_file_outline(
+        &self,
+        request: Request<pb::GetFileOutlineRequest>,
+    ) -> Result<Response<pb::GetFileOutlineResponse>, Status> {
         let context = code_context(&request)?;
         let path = request.into_inner().path;
         limits::check_bytes("path", &path, limits::SELECTOR_BYTES)?;
-        let nodes = self.store.nodes_in_path(context.graph_id(), path.trim_start_matches("./")).await?;
+        let nodes = self
+            .store
+            .nodes_in_path(context.graph_id(), path.trim_start_matches("./"))
+            .await?;
         let Some(file) = nodes.iter().find(|n| n.kind == NodeKind::File) else {
-            return Err(Error::not_found(format!("{path} is not in the indexed graph")).with_field("path").into());
+            return Err(
+                Error::not_found(format!("{path} is not in the indexed graph"))
+                    .with_field("path")
+                    .into(),
+            );
         };
-        let symbols = nodes.iter().filter(|n| SYMBOL_KINDS.contains(&n.kind)).map(card).collect();
-        Ok(Response::new(pb::GetFileOutlineResponse { file: Some(card(file)), symbols }))
+        let symbols = nodes
+            .iter()
+            .filter(|n| SYMBOL_KINDS.contains(&n.kind))
+            .map(card)
+            .collect();
+        Ok(Response::new(pb::GetFileOutlineResponse {
+            file: Some(card(file)),
+            symbols,
+        }))
     }
 
-    async fn get_change_impact(&self, request: Request<pb::GetChangeImpactRequest>) -> Result<Response<pb::GetChangeImpactResponse>, Status> {
+    async fn get_change_impact(
+        &self,
+        request: Request<pb::GetChangeImpactRequest>,
+    ) -> Result<Response<pb::GetChangeImpactResponse>, Status> {
         let context = code_context(&request)?;
         let message = request.into_inner();
         let changes: BTreeMap<String, Vec<(u32, u32)>> = match message.change {
-            Some(pb::get_change_impact_request::Change::Diff(diff)) => query::parse_unified_diff(&diff)?,
+            Some(pb::get_change_impact_request::Change::Diff(diff)) => {
+                query::parse_unified_diff(&diff)?
+            }
             Some(pb::get_change_impact_request::Change::Files(files)) => {
-                limits::check_count("files", files.paths.len(), limits::FILE_LIST_ENTRIES, "files")?;
+                limits::check_count(
+                    "files",
+                    files.paths.len(),
+                    limits::FILE_LIST_ENTRIES,
+                    "files",
+                )?;
                 let mut changes = BTreeMap::new();
                 for path in files.paths {
                     limits::check_bytes("files", &path, limits::SELECTOR_BYTES)?;
@@ -289,10 +404,21 @@ impl GraphHydratorService for GraphHydrator {
                 }
                 changes
             }
-            None => return Err(Error::invalid_argument("change", "pass a unified diff or a list of files").into()),
+            None => {
+                return Err(Error::invalid_argument(
+                    "change",
+                    "pass a unified diff or a list of files",
+                )
+                .into());
+            }
         };
-        let (changed, unknown_paths) =
-            query::change_impact(&*self.store, context.graph_id(), &changes, limit(message.limit_per_symbol)).await?;
+        let (changed, unknown_paths) = query::change_impact(
+            &*self.store,
+            context.graph_id(),
+            &changes,
+            limit(message.limit_per_symbol),
+        )
+        .await?;
         Ok(Response::new(pb::GetChangeImpactResponse {
             changed: changed
                 .iter()
@@ -307,7 +433,10 @@ impl GraphHydratorService for GraphHydrator {
         }))
     }
 
-    async fn read_snippet(&self, request: Request<pb::ReadSnippetRequest>) -> Result<Response<pb::ReadSnippetResponse>, Status> {
+    async fn read_snippet(
+        &self,
+        request: Request<pb::ReadSnippetRequest>,
+    ) -> Result<Response<pb::ReadSnippetResponse>, Status> {
         let context = code_context(&request)?;
         let message = request.into_inner();
         check_symbol_id(&message.symbol_id)?;
@@ -318,14 +447,24 @@ impl GraphHydratorService for GraphHydrator {
             .await?
             .into_iter()
             .next()
-            .ok_or_else(|| Error::not_found(format!("no symbol {} in this repository", message.symbol_id)).with_field("symbol_id"))?;
+            .ok_or_else(|| {
+                Error::not_found(format!(
+                    "no symbol {} in this repository",
+                    message.symbol_id
+                ))
+                .with_field("symbol_id")
+            })?;
         let root = repository.root.clone();
         let fingerprint = message.fingerprint.clone();
         let checked = node.clone();
-        let text = tokio::task::spawn_blocking(move || snippet::read(&root, &checked, &fingerprint))
-            .await
-            .map_err(|e| Error::internal(format!("snippet reader: {e}")))??;
-        Ok(Response::new(pb::ReadSnippetResponse { symbol: Some(card(&node)), text }))
+        let text =
+            tokio::task::spawn_blocking(move || snippet::read(&root, &checked, &fingerprint))
+                .await
+                .map_err(|e| Error::internal(format!("snippet reader: {e}")))??;
+        Ok(Response::new(pb::ReadSnippetResponse {
+            symbol: Some(card(&node)),
+            text,
+        }))
     }
 
     type StreamLexicalCorpusStream = CorpusStream;
@@ -341,7 +480,10 @@ impl GraphHydratorService for GraphHydrator {
         let repository = self.require_graph(&context).await?;
         let mut kinds = SYMBOL_KINDS.to_vec();
         kinds.push(NodeKind::ErrorMessage);
-        let nodes = self.store.nodes_of_kinds(context.graph_id(), &kinds).await?;
+        let nodes = self
+            .store
+            .nodes_of_kinds(context.graph_id(), &kinds)
+            .await?;
         let version = repository.version;
         let chunks: Vec<Result<pb::CorpusChunk, Status>> = nodes
             .chunks(CORPUS_CHUNK)
@@ -357,42 +499,70 @@ impl GraphHydratorService for GraphHydrator {
                             kind: n.kind.as_str().to_owned(),
                             signature: n.signature.clone(),
                             aliases: Vec::new(),
-                            error_messages: if n.kind == NodeKind::ErrorMessage { vec![n.name.clone()] } else { Vec::new() },
+                            error_messages: if n.kind == NodeKind::ErrorMessage {
+                                vec![n.name.clone()]
+                            } else {
+                                Vec::new()
+                            },
                         })
                         .collect(),
                 })
             })
             .collect();
         // An empty graph still sends its version.
-        let chunks = if chunks.is_empty() { vec![Ok(pb::CorpusChunk { version, entries: Vec::new() })] } else { chunks };
+        let chunks = if chunks.is_empty() {
+            vec![Ok(pb::CorpusChunk {
+                version,
+                entries: Vec::new(),
+            })]
+        } else {
+            chunks
+        };
         Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
     }
 
-    async fn get_corpus_version(&self, request: Request<pb::GetCorpusVersionRequest>) -> Result<Response<pb::GetCorpusVersionResponse>, Status> {
+    async fn get_corpus_version(
+        &self,
+        request: Request<pb::GetCorpusVersionRequest>,
+    ) -> Result<Response<pb::GetCorpusVersionResponse>, Status> {
         let context = code_context(&request)?;
         if request.get_ref().scope != ScopeKind::Code as i32 {
             return Err(Error::unimplemented("GetCorpusVersion for memory", MEMORY).into());
         }
         let repository = self.require_graph(&context).await?;
-        Ok(Response::new(pb::GetCorpusVersionResponse { version: repository.version }))
+        Ok(Response::new(pb::GetCorpusVersionResponse {
+            version: repository.version,
+        }))
     }
 
-    async fn upsert_memory_entities(&self, request: Request<pb::UpsertMemoryEntitiesRequest>) -> Result<Response<pb::UpsertMemoryEntitiesResponse>, Status> {
+    async fn upsert_memory_entities(
+        &self,
+        request: Request<pb::UpsertMemoryEntitiesRequest>,
+    ) -> Result<Response<pb::UpsertMemoryEntitiesResponse>, Status> {
         let _context = from_request(&request)?;
         Err(Error::unimplemented("UpsertMemoryEntities", MEMORY).into())
     }
 
-    async fn forget_memory_entity(&self, request: Request<pb::ForgetMemoryEntityRequest>) -> Result<Response<pb::ForgetMemoryEntityResponse>, Status> {
+    async fn forget_memory_entity(
+        &self,
+        request: Request<pb::ForgetMemoryEntityRequest>,
+    ) -> Result<Response<pb::ForgetMemoryEntityResponse>, Status> {
         let _context = from_request(&request)?;
         Err(Error::unimplemented("ForgetMemoryEntity", MEMORY).into())
     }
 
-    async fn hydrate_memory_entities(&self, request: Request<pb::HydrateMemoryEntitiesRequest>) -> Result<Response<pb::HydrateMemoryEntitiesResponse>, Status> {
+    async fn hydrate_memory_entities(
+        &self,
+        request: Request<pb::HydrateMemoryEntitiesRequest>,
+    ) -> Result<Response<pb::HydrateMemoryEntitiesResponse>, Status> {
         let _context = from_request(&request)?;
         Err(Error::unimplemented("HydrateMemoryEntities", MEMORY).into())
     }
 
-    async fn expand_facts(&self, request: Request<pb::ExpandFactsRequest>) -> Result<Response<pb::ExpandFactsResponse>, Status> {
+    async fn expand_facts(
+        &self,
+        request: Request<pb::ExpandFactsRequest>,
+    ) -> Result<Response<pb::ExpandFactsResponse>, Status> {
         let _context = from_request(&request)?;
         Err(Error::unimplemented("ExpandFacts", MEMORY).into())
     }

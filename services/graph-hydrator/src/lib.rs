@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use codectx_errors::Error;
 use codectx_graph::GraphStore;
-use codectx_proto::graph::v1::graph_hydrator_service_server::{GraphHydratorServiceServer, SERVICE_NAME};
+use codectx_proto::graph::v1::graph_hydrator_service_server::{
+    GraphHydratorServiceServer, SERVICE_NAME,
+};
 use codectx_runtime::{BuiltService, Readiness, ServerConfig, TenantConfig};
 use codectx_telemetry::TelemetryConfig;
 use serde::{Deserialize, Serialize};
@@ -56,7 +58,9 @@ pub fn build_with_store(store: Arc<dyn GraphStore>) -> BuiltService {
     BuiltService {
         name: NAME,
         grpc_name: SERVICE_NAME,
-        routes: Routes::new(GraphHydratorServiceServer::new(grpc::GraphHydrator { store })),
+        routes: Routes::new(GraphHydratorServiceServer::new(grpc::GraphHydrator {
+            store,
+        })),
         exempt_paths: Vec::new(),
         readiness: Readiness::new(true),
     }

@@ -38,18 +38,28 @@ impl Default for GraphConfig {
 /// Opens the configured store.
 pub async fn open(config: &GraphConfig) -> Result<Arc<dyn GraphStore>, Error> {
     match config.backend.as_str() {
-        "sqlite" => Ok(Arc::new(SqliteGraphStore::open(std::path::Path::new(&config.sqlite_path))?)),
+        "sqlite" => Ok(Arc::new(SqliteGraphStore::open(std::path::Path::new(
+            &config.sqlite_path,
+        ))?)),
         "neo4j" => {
             if config.neo4j_uri.is_empty() {
-                return Err(Error::invalid_argument("graph.neo4j_uri", "graph.backend is neo4j but graph.neo4j_uri is empty"));
+                return Err(Error::invalid_argument(
+                    "graph.neo4j_uri",
+                    "graph.backend is neo4j but graph.neo4j_uri is empty",
+                ));
             }
             let password = if config.neo4j_password_env.is_empty() {
                 String::new()
             } else {
                 std::env::var(&config.neo4j_password_env).unwrap_or_default()
             };
-            Ok(Arc::new(Neo4jGraphStore::connect(&config.neo4j_uri, &config.neo4j_user, &password).await?))
+            Ok(Arc::new(
+                Neo4jGraphStore::connect(&config.neo4j_uri, &config.neo4j_user, &password).await?,
+            ))
         }
-        other => Err(Error::invalid_argument("graph.backend", format!("unknown graph backend {other:?}: use sqlite or neo4j"))),
+        other => Err(Error::invalid_argument(
+            "graph.backend",
+            format!("unknown graph backend {other:?}: use sqlite or neo4j"),
+        )),
     }
 }
