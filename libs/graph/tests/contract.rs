@@ -311,7 +311,7 @@ async fn contract(store: &dyn GraphStore) {
     // Graph isolation: A's ids do not exist in B (ids are graph-scoped).
     assert!(
         store
-            .nodes(&b.graph, &[a.serve.id.clone()])
+            .nodes(&b.graph, std::slice::from_ref(&a.serve.id))
             .await
             .unwrap()
             .is_empty()

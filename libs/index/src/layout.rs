@@ -103,7 +103,7 @@ impl Layout {
         let mut first = true;
         while !dir.is_empty() {
             let init = format!("{dir}/__init__.py");
-            if !self.files.contains(&init) && !(first && stem == "__init__") {
+            if !(self.files.contains(&init) || (first && stem == "__init__")) {
                 break;
             }
             parts.push(file_name(&dir).to_owned());

@@ -133,7 +133,7 @@ pub fn dependencies(path: &str, text: &str) -> Vec<DependencyFact> {
 
 fn split_requirement(spec: &str) -> (&str, &str) {
     let spec = spec.split(';').next().unwrap_or(spec).trim();
-    match spec.find(|c: char| matches!(c, '=' | '<' | '>' | '~' | '!' | '[' | ' ')) {
+    match spec.find(['=', '<', '>', '~', '!', '[', ' ']) {
         Some(at) => (
             &spec[..at],
             spec[at..].trim_start_matches(|c: char| c == '[' || c.is_whitespace()),

@@ -59,8 +59,8 @@ fn code_spans(text: &str) -> Vec<String> {
     let mut rest = text;
     while let Some(open) = rest.find('`') {
         let after = &rest[open + 1..];
-        if after.starts_with("``") {
-            rest = &after[2..];
+        if let Some(stripped) = after.strip_prefix("``") {
+            rest = stripped;
             continue;
         }
         let Some(close) = after.find('`') else { break };

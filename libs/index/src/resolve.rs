@@ -1114,7 +1114,7 @@ fn go_implements(index: &Index<'_>, files: &[FileFacts], owners: &mut [OwnerGrap
                 continue;
             }
             let required = interface_methods(
-                &index,
+                index,
                 SymbolRef {
                     file: file_index,
                     index: symbol_index,

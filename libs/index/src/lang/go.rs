@@ -444,12 +444,11 @@ fn call(node: SyntaxNode<'_>, scope: &Scope<'_>, b: &mut Builder<'_>) {
             let field = b.field_text(function, "field");
             let operand = function.child_by_field_name("operand");
             let operand_text = operand.map(|o| b.text(o)).unwrap_or("");
-            if (operand_text == "errors" && field == "New")
-                || (operand_text == "fmt" && field == "Errorf")
+            if ((operand_text == "errors" && field == "New")
+                || (operand_text == "fmt" && field == "Errorf"))
+                && let Some(message) = first_string()
             {
-                if let Some(message) = first_string() {
-                    b.add_error(scope.symbol, &message, line(node));
-                }
+                b.add_error(scope.symbol, &message, line(node));
             }
             // The method's receiver is `self`; a field of it is `self.field`.
             let receiver = match (operand, scope.receiver) {

@@ -114,7 +114,7 @@ fn statement(
         "function_declaration" | "generator_function_declaration" => {
             function_like(
                 node,
-                &b.field_text(node, "name").to_owned(),
+                b.field_text(node, "name"),
                 "function",
                 scope,
                 "",
@@ -476,10 +476,8 @@ fn expressions(
     b: &mut Builder<'_>,
 ) {
     match node.kind() {
-        "call_expression" => {
-            if call(node, scope, context, describe, b) {
-                return;
-            }
+        "call_expression" if call(node, scope, context, describe, b) => {
+            return;
         }
         "new_expression" => {
             let constructor = b.field_text(node, "constructor").to_owned();
@@ -576,7 +574,7 @@ fn call(
         }
     }
     match function.kind() {
-        "identifier" => {
+        "identifier"
             if !matches!(
                 function_text,
                 "require"
@@ -587,9 +585,9 @@ fn call(
                     | "Boolean"
                     | "Array"
                     | "Object"
-            ) {
-                b.add_call(scope, function_text, "", line(node), count);
-            }
+            ) =>
+        {
+            b.add_call(scope, function_text, "", line(node), count);
         }
         "member_expression" => {
             let property = b.field_text(function, "property");

@@ -571,9 +571,8 @@ fn call(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
             // `Type::method` and `module::function` both resolve through the path.
             b.add_call(
                 scope,
-                &format!("{}::{name}", clean_type(path).trim_end_matches("::"))
-                    .trim_start_matches("::")
-                    .to_owned(),
+                format!("{}::{name}", clean_type(path).trim_end_matches("::"))
+                    .trim_start_matches("::"),
                 "",
                 line(node),
                 count,
