@@ -35,6 +35,10 @@ fmt: ## Format the code
 proto: ## Regenerate the checked-in protobuf code in libs/proto/src/gen
 	CODECTX_REGENERATE_PROTO=1 $(CARGO) test -p codectx-proto --test codegen
 
+.PHONY: bench-index
+bench-index: ## Index the Python standard library: files/s and peak memory, cold and incremental
+	bench/index.sh
+
 .PHONY: deps
 deps: ## Show duplicated dependency versions (tonic, prost, hyper, http, h2, tower must be single)
 	$(CARGO) tree -d --workspace -e normal

@@ -9,6 +9,8 @@ use codectx_errors::Error;
 use prost::Message;
 use rusqlite::{Connection, OptionalExtension, params};
 
+use codectx_graph::NodeKind;
+
 use crate::facts::FileFacts;
 
 fn storage(error: rusqlite::Error) -> Error {
@@ -46,6 +48,9 @@ impl Cache {
                  CREATE TABLE IF NOT EXISTS facts (
                      graph_id TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL,
                      modified_ns INTEGER NOT NULL, blob BLOB NOT NULL, PRIMARY KEY (graph_id, path)
+                 ) WITHOUT ROWID;
+                 CREATE TABLE IF NOT EXISTS externals (
+                     graph_id TEXT NOT NULL, path TEXT NOT NULL, names TEXT NOT NULL, PRIMARY KEY (graph_id, path)
                  ) WITHOUT ROWID;
                  CREATE TABLE IF NOT EXISTS meta (
                      graph_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (graph_id, key)
@@ -146,6 +151,72 @@ impl Cache {
         self.connection
             .execute("DELETE FROM facts WHERE graph_id = ?1", params![graph_id])
             .map_err(storage)?;
+        self.connection
+            .execute(
+                "DELETE FROM externals WHERE graph_id = ?1",
+                params![graph_id],
+            )
+            .map_err(storage)?;
         Ok(())
+    }
+
+    /// The external and module nodes each file's owner pointed at in the last run.
+    pub fn load_externals(
+        &self,
+        graph_id: &str,
+    ) -> Result<HashMap<String, Vec<(NodeKind, String)>>, Error> {
+        let mut statement = self
+            .connection
+            .prepare("SELECT path, names FROM externals WHERE graph_id = ?1")
+            .map_err(storage)?;
+        let rows = statement
+            .query_map(params![graph_id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(storage)?;
+        let mut out = HashMap::new();
+        for row in rows {
+            let (path, names) = row.map_err(storage)?;
+            let list = names
+                .lines()
+                .filter_map(|line| {
+                    let (kind, name) = line.split_once('\t')?;
+                    Some((NodeKind::parse(kind)?, name.to_owned()))
+                })
+                .collect();
+            out.insert(path, list);
+        }
+        Ok(out)
+    }
+
+    pub fn store_externals(
+        &mut self,
+        graph_id: &str,
+        built: &std::collections::BTreeMap<String, Vec<(NodeKind, String)>>,
+        removed: &[String],
+    ) -> Result<(), Error> {
+        let tx = self.connection.transaction().map_err(storage)?;
+        {
+            let mut put = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO externals (graph_id, path, names) VALUES (?1, ?2, ?3)",
+                )
+                .map_err(storage)?;
+            for (path, names) in built {
+                let text: String = names
+                    .iter()
+                    .map(|(kind, name)| format!("{}\t{name}\n", kind.as_str()))
+                    .collect();
+                put.execute(params![graph_id, path, text])
+                    .map_err(storage)?;
+            }
+            let mut delete = tx
+                .prepare_cached("DELETE FROM externals WHERE graph_id = ?1 AND path = ?2")
+                .map_err(storage)?;
+            for path in removed {
+                delete.execute(params![graph_id, path]).map_err(storage)?;
+            }
+        }
+        tx.commit().map_err(storage)
     }
 }

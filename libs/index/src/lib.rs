@@ -14,7 +14,7 @@ pub mod markdown;
 pub mod redact;
 pub mod resolve;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -337,6 +337,104 @@ fn git_commit(root: &Path) -> String {
         .unwrap_or_default()
 }
 
+fn count_skipped(report: &mut IndexReport, files: &[FileFacts]) {
+    for facts in files.iter().filter(|f| !f.skipped.is_empty()) {
+        if facts.skipped == GENERATED {
+            report.generated += 1;
+        } else {
+            report.skipped.push(Skipped {
+                path: facts.path.clone(),
+                reason: facts.skipped.clone(),
+            });
+        }
+    }
+}
+
+/// The part of a symbol other files' resolution depends on.
+fn symbol_key(symbol: &facts::SymbolFact) -> String {
+    format!(
+        "{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{:?}\u{1}{:?}\u{1}{:?}\u{1}{}",
+        symbol.kind,
+        symbol.qualified_name,
+        symbol.discriminator,
+        symbol.signature,
+        symbol.owner_type,
+        symbol.bases,
+        symbol.required_methods,
+        symbol.embedded,
+        symbol.test
+    )
+}
+
+fn last_segment(text: &str) -> &str {
+    text.rsplit(['.', ':', '/']).next().unwrap_or(text)
+}
+
+/// Files whose owners a change can alter: the changed files themselves, and every file
+/// that mentions by name a symbol that appeared, disappeared or changed its interface
+/// (signature, kind, bases, required methods, test flag). A body-only edit affects only
+/// its own file: ids do not depend on line numbers.
+fn affected_files(
+    all: &[FileFacts],
+    parsed: &[FileFacts],
+    previous: &HashMap<String, FileFacts>,
+) -> std::collections::HashSet<String> {
+    use std::collections::HashSet;
+    let mut affected: HashSet<String> = parsed.iter().map(|f| f.path.clone()).collect();
+    let mut names: HashSet<String> = HashSet::new();
+    let now: HashMap<&str, &FileFacts> = parsed.iter().map(|f| (f.path.as_str(), f)).collect();
+    let mut touched: Vec<&str> = previous.keys().map(String::as_str).collect();
+    touched.extend(parsed.iter().map(|f| f.path.as_str()));
+    for path in touched {
+        let before: HashMap<String, &facts::SymbolFact> = previous
+            .get(path)
+            .map(|f| f.symbols.iter().map(|s| (symbol_key(s), s)).collect())
+            .unwrap_or_default();
+        let after: HashMap<String, &facts::SymbolFact> = now
+            .get(path)
+            .map(|f| f.symbols.iter().map(|s| (symbol_key(s), s)).collect())
+            .unwrap_or_default();
+        for (key, symbol) in before.iter().chain(after.iter()) {
+            if before.contains_key(key) != after.contains_key(key) {
+                names.insert(symbol.name.clone());
+                names.extend(symbol.required_methods.iter().cloned());
+            }
+        }
+    }
+    if names.is_empty() {
+        return affected;
+    }
+    let hit = |text: &str| names.contains(last_segment(text));
+    for file in all {
+        if affected.contains(&file.path) {
+            continue;
+        }
+        let mentions = file.calls.iter().any(|c| hit(&c.name) || hit(&c.receiver))
+            || file.references.iter().any(|r| hit(&r.name))
+            || file.bindings.iter().any(|b| {
+                hit(&lang::clean_type(b.type_name.trim_start_matches("call:")))
+                    || hit(b.type_name.trim_start_matches("call:"))
+            })
+            || file.symbols.iter().any(|s| {
+                names.contains(&s.name)
+                    || s.bases.iter().any(|b| hit(&lang::clean_type(b)))
+                    || s.embedded.iter().any(|e| hit(e))
+            })
+            || file.impls.iter().any(|i| {
+                hit(&lang::clean_type(&i.type_name)) || hit(&lang::clean_type(&i.trait_name))
+            })
+            || file
+                .sections
+                .iter()
+                .any(|s| s.mentions.iter().any(|m| hit(m.trim_end_matches("()"))))
+            || file.imports.iter().any(|i| hit(&i.target));
+        if mentions {
+            affected.insert(file.path.clone());
+        }
+    }
+    affected
+}
+
 /// Indexes `options.root` into `store` as the graph of `options.name`.
 pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<IndexReport, Error> {
     let started = Instant::now();
@@ -366,10 +464,14 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
         cache.clear(&graph_id)?;
     }
     let mut cached = cache.load(&graph_id)?;
+    tracing::debug!(elapsed = ?started.elapsed(), cached = cached.len(), "walked and loaded the cache");
 
     // Decide what to parse: unchanged size and mtime reuse facts without reading.
+    let cache_was_empty = cached.is_empty();
     let mut reused: Vec<FileFacts> = Vec::new();
     let mut to_parse: Vec<&Candidate> = Vec::new();
+    // What re-parsed files looked like before, to tell which other files they affect.
+    let mut previous: HashMap<String, FileFacts> = HashMap::new();
     for candidate in &candidates {
         match cached.remove(&candidate.path) {
             Some(entry)
@@ -386,19 +488,45 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
                     {
                         reused.push(entry.facts)
                     }
-                    _ => to_parse.push(candidate),
+                    _ => {
+                        previous.insert(candidate.path.clone(), entry.facts);
+                        to_parse.push(candidate)
+                    }
                 }
             }
             None => to_parse.push(candidate),
         }
     }
-    let removed_paths: Vec<String> = cached.into_keys().collect();
+    let removed_paths: Vec<String> = cached.keys().cloned().collect();
+    previous.extend(cached.into_iter().map(|(path, entry)| (path, entry.facts)));
+
+    // Nothing changed on disk, and the store still holds what the last run wrote: done.
+    if to_parse.is_empty() && removed_paths.is_empty() {
+        let written = cache.meta(&graph_id, "version")?;
+        let stored = store.repository(&graph_id).await?;
+        if let (Some(written), Some(stored)) = (written, stored)
+            && written == stored.version
+            && stored.root == root.display().to_string()
+        {
+            let mut report = IndexReport {
+                graph_id: graph_id.clone(),
+                files: reused.len(),
+                reused: reused.len(),
+                ..Default::default()
+            };
+            count_skipped(&mut report, &reused);
+            report.symbols = reused.iter().map(|f| f.symbols.len()).sum();
+            report.seconds = started.elapsed().as_secs_f64();
+            return Ok(report);
+        }
+    }
 
     let report = Mutex::new(IndexReport {
         graph_id: graph_id.clone(),
         ..Default::default()
     });
     let parsed = parse_all(&to_parse, &layout, options, &report);
+    tracing::debug!(elapsed = ?started.elapsed(), parsed = parsed.len(), "parsed");
 
     let mut changed_cache = Vec::with_capacity(parsed.len());
     for (facts, candidate) in parsed.iter().zip(to_parse.iter()) {
@@ -413,53 +541,88 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
     }
     let mut all: Vec<FileFacts> = reused;
     let reused_count = all.len();
-    all.extend(parsed);
+    all.extend(parsed.iter().cloned());
     all.sort_by(|a, b| a.path.cmp(&b.path));
+
+    // Rebuild only the owners a change can affect, when the store holds the others.
+    let stored = store.owner_hashes(&graph_id).await?;
+    let mut scope = resolve::BuildScope::default();
+    if !cache_was_empty {
+        let affected = affected_files(&all, &parsed, &previous);
+        let complete = all
+            .iter()
+            .all(|f| affected.contains(&f.path) || stored.contains_key(&f.path))
+            && stored.contains_key(resolve::REPOSITORY_OWNER);
+        if complete {
+            scope.cached_externals = cache.load_externals(&graph_id)?;
+            if all
+                .iter()
+                .all(|f| affected.contains(&f.path) || scope.cached_externals.contains_key(&f.path))
+            {
+                tracing::debug!(
+                    affected = affected.len(),
+                    files = all.len(),
+                    "partial rebuild"
+                );
+                scope.affected = Some(affected);
+            } else {
+                scope.cached_externals.clear();
+            }
+        }
+    }
 
     let name = options.name.clone();
     let graph = graph_id.clone();
-    let (all, owners) = tokio::task::spawn_blocking(move || {
-        let owners = resolve::build(&graph, &name, &all);
-        (all, owners)
+    let (all, build) = tokio::task::spawn_blocking(move || {
+        let build = resolve::build(&graph, &name, &all, &scope);
+        (all, build)
     })
     .await
     .map_err(|e| Error::internal(format!("resolver: {e}")))?;
+    tracing::debug!(elapsed = ?started.elapsed(), owners = build.owners.len(), "resolved");
 
-    tracing::debug!(elapsed = ?started.elapsed(), "resolved");
-    let stored = store.owner_hashes(&graph_id).await?;
-    let current: std::collections::HashSet<&str> =
-        owners.iter().map(|o| o.owner.as_str()).collect();
+    let current: std::collections::HashSet<&str> = all
+        .iter()
+        .map(|f| f.path.as_str())
+        .chain(std::iter::once(resolve::REPOSITORY_OWNER))
+        .collect();
     let removed_owners: Vec<String> = stored
         .keys()
         .filter(|o| !current.contains(o.as_str()))
         .cloned()
         .collect();
-    let changed: Vec<_> = owners
+    let changed: Vec<_> = build
+        .owners
         .iter()
         .filter(|o| stored.get(&o.owner) != Some(&o.hash))
         .cloned()
         .collect();
-    // Bounded transactions: a large first index is written in slices.
-    let mut first = true;
-    for chunk in changed.chunks(500) {
+    // One call: edges may point at nodes of any owner in the batch (backends batch
+    // internally).
+    if !changed.is_empty() || !removed_owners.is_empty() {
         store
-            .replace_owners(&graph_id, if first { &removed_owners } else { &[] }, chunk)
-            .await?;
-        first = false;
-    }
-    if changed.is_empty() && !removed_owners.is_empty() {
-        store
-            .replace_owners(&graph_id, &removed_owners, &[])
+            .replace_owners(&graph_id, &removed_owners, &changed)
             .await?;
     }
     tracing::debug!(elapsed = ?started.elapsed(), owners = changed.len(), "written");
+
+    // The version covers every owner: rebuilt ones by their new hash, others as stored.
+    let mut hashes: BTreeMap<&str, &str> = stored
+        .iter()
+        .filter(|(owner, _)| current.contains(owner.as_str()))
+        .map(|(owner, hash)| (owner.as_str(), hash.as_str()))
+        .collect();
+    for owner in &build.owners {
+        hashes.insert(owner.owner.as_str(), owner.hash.as_str());
+    }
     let mut version_text = String::new();
-    for owner in &owners {
-        version_text.push_str(&owner.owner);
+    for (owner, hash) in &hashes {
+        version_text.push_str(owner);
         version_text.push('\u{1}');
-        version_text.push_str(&owner.hash);
+        version_text.push_str(hash);
         version_text.push('\n');
     }
+    let version = content_hash(version_text.as_bytes());
     let now = std::time::SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
@@ -471,14 +634,16 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
             root: root.display().to_string(),
             commit: git_commit(&root),
             indexed_at: now,
-            version: content_hash(version_text.as_bytes()),
+            version: version.clone(),
         })
         .await?;
 
     let changed_refs: Vec<(&CachedFile, &str)> =
         changed_cache.iter().map(|(f, p)| (f, *p)).collect();
     cache.store(&graph_id, &changed_refs, &removed_paths)?;
+    cache.store_externals(&graph_id, &build.externals, &removed_paths)?;
     cache.set_meta(&graph_id, "layout", &layout_hash)?;
+    cache.set_meta(&graph_id, "version", &version)?;
 
     let mut report = report
         .into_inner()
@@ -497,7 +662,7 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
     report.reused = reused_count;
     report.removed = removed_paths.len();
     report.symbols = all.iter().map(|f| f.symbols.len()).sum();
-    report.edges = owners.iter().map(|o| o.edges.len()).sum();
+    report.edges = build.owners.iter().map(|o| o.edges.len()).sum();
     report.owners_written = changed.len() + removed_owners.len();
     report.seconds = started.elapsed().as_secs_f64();
     for skipped in &report.skipped {

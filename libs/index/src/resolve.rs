@@ -627,8 +627,41 @@ fn result_type(signature: &str) -> Option<String> {
 }
 
 /// Output of resolution: one owner graph per file plus the repository owner.
-pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<OwnerGraph> {
+/// Which files to build owners for. Owners of other files are left as stored; their
+/// external and module references (from the last run, cached) keep the repository owner
+/// complete.
+#[derive(Debug, Default)]
+pub struct BuildScope {
+    /// None: every file.
+    pub affected: Option<std::collections::HashSet<String>>,
+    /// Per file: the external and module nodes its owner points at.
+    pub cached_externals: std::collections::HashMap<String, Vec<(NodeKind, String)>>,
+}
+
+impl BuildScope {
+    fn builds(&self, path: &str) -> bool {
+        self.affected.as_ref().is_none_or(|a| a.contains(path))
+    }
+}
+
+/// Owners built, and the external references of each built file (to cache).
+#[derive(Debug, Default)]
+pub struct Build {
+    pub owners: Vec<OwnerGraph>,
+    pub externals: BTreeMap<String, Vec<(NodeKind, String)>>,
+}
+
+pub fn build(
+    graph_id: &str,
+    repository_name: &str,
+    files: &[FileFacts],
+    scope: &BuildScope,
+) -> Build {
+    let started = std::time::Instant::now();
     let index = Index::new(graph_id, files);
+    tracing::debug!(elapsed = ?started.elapsed(), "symbol index built");
+    let mut built_externals: BTreeMap<String, Vec<(NodeKind, String)>> = BTreeMap::new();
+    let mut kept_externals: HashSet<&(NodeKind, String)> = HashSet::default();
     let mut owners: BTreeMap<String, (Vec<Node>, HashSet<Edge>)> = BTreeMap::new();
     let mut repo_nodes: BTreeMap<String, Node> = BTreeMap::new();
     let mut repo_edges: HashSet<Edge> = HashSet::default();
@@ -650,29 +683,33 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
     let repository_id = repository.id.clone();
     repo_nodes.insert(repository.id.clone(), repository);
 
-    let external =
-        |name: &str, kind: NodeKind, repo_nodes: &mut BTreeMap<String, Node>| -> String {
-            let id = node_id(graph_id, kind, "", name, "");
-            repo_nodes.entry(id.clone()).or_insert_with(|| Node {
-                id: id.clone(),
-                kind,
-                name: name
-                    .rsplit(['.', ':', '/'])
-                    .next()
-                    .unwrap_or(name)
-                    .to_owned(),
-                qualified_name: name.to_owned(),
-                language: String::new(),
-                path: String::new(),
-                start_line: 0,
-                end_line: 0,
-                signature: String::new(),
-                summary: String::new(),
-                fingerprint: String::new(),
-                test: false,
-            });
-            id
-        };
+    let external = |name: &str,
+                    kind: NodeKind,
+                    repo_nodes: &mut BTreeMap<String, Node>,
+                    sink: &mut Vec<(NodeKind, String)>|
+     -> String {
+        sink.push((kind, name.to_owned()));
+        let id = node_id(graph_id, kind, "", name, "");
+        repo_nodes.entry(id.clone()).or_insert_with(|| Node {
+            id: id.clone(),
+            kind,
+            name: name
+                .rsplit(['.', ':', '/'])
+                .next()
+                .unwrap_or(name)
+                .to_owned(),
+            qualified_name: name.to_owned(),
+            language: String::new(),
+            path: String::new(),
+            start_line: 0,
+            end_line: 0,
+            signature: String::new(),
+            summary: String::new(),
+            fingerprint: String::new(),
+            test: false,
+        });
+        id
+    };
 
     let packages: BTreeSet<(&str, &str)> = files
         .iter()
@@ -713,7 +750,9 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
     }
 
     // Suffix index for doc mentions, built only when there are docs.
-    let has_docs = files.iter().any(|f| !f.sections.is_empty());
+    let has_docs = files
+        .iter()
+        .any(|f| !f.sections.is_empty() && scope.builds(&f.path));
     let mut suffixes: HashMap<String, Vec<SymbolRef>> = HashMap::default();
     if has_docs {
         for (file_index, file) in files.iter().enumerate() {
@@ -770,6 +809,45 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
             confidence: Confidence::Resolved,
         });
 
+        // Manifest dependencies belong to the repository.
+        for dependency in &file.dependencies {
+            let module = external(
+                &dependency.name,
+                NodeKind::Module,
+                &mut repo_nodes,
+                &mut Vec::new(),
+            );
+            if let Some(node) = repo_nodes.get_mut(&module)
+                && node.signature.is_empty()
+            {
+                node.signature = format!(
+                    "{} {} ({})",
+                    dependency.name, dependency.version, dependency.ecosystem
+                )
+                .trim()
+                .to_owned();
+                node.path = String::new();
+            }
+            repo_edges.insert(Edge {
+                from: repository_id.clone(),
+                to: module,
+                kind: EdgeKind::Requires,
+                line: 0,
+                confidence: Confidence::Resolved,
+            });
+        }
+
+        let mut sink: Vec<(NodeKind, String)> = Vec::new();
+        if !scope.builds(path) {
+            // Kept owners still point at their externals: keep those nodes (each once).
+            for entry in scope.cached_externals.get(path).into_iter().flatten() {
+                if kept_externals.insert(entry) {
+                    external(&entry.1, entry.0, &mut repo_nodes, &mut sink);
+                }
+            }
+            continue;
+        }
+
         for (symbol_index, symbol) in file.symbols.iter().enumerate() {
             let kind = NodeKind::parse(&symbol.kind).unwrap_or(NodeKind::Function);
             let id = index.ids[file_index][symbol_index].clone();
@@ -812,7 +890,7 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
                             .expand_alias(file_index, &base_clean)
                             .unwrap_or(base_clean);
                         (
-                            external(&written, NodeKind::External, &mut repo_nodes),
+                            external(&written, NodeKind::External, &mut repo_nodes, &mut sink),
                             Confidence::Unresolved,
                         )
                     }
@@ -842,7 +920,7 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
                             .or_else(|| index.expand_alias(file_index, &clean))
                             .unwrap_or(clean);
                         (
-                            external(&written, NodeKind::External, &mut repo_nodes),
+                            external(&written, NodeKind::External, &mut repo_nodes, &mut sink),
                             Confidence::Unresolved,
                         )
                     }
@@ -880,7 +958,9 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
                     }
                     index.id(found).to_owned()
                 }
-                Target::External(name) => external(&name, NodeKind::External, &mut repo_nodes),
+                Target::External(name) => {
+                    external(&name, NodeKind::External, &mut repo_nodes, &mut sink)
+                }
             };
             if to != from {
                 edges.insert(Edge {
@@ -933,7 +1013,7 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
             let to = if package_modules.contains(module) {
                 node_id(graph_id, NodeKind::Package, "", module, "")
             } else {
-                external(module, NodeKind::Module, &mut repo_nodes)
+                external(module, NodeKind::Module, &mut repo_nodes, &mut sink)
             };
             edges.insert(Edge {
                 from: file_id.clone(),
@@ -1028,34 +1108,15 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
             }
         }
 
-        // Manifest dependencies belong to the repository.
-        for dependency in &file.dependencies {
-            let module = external(&dependency.name, NodeKind::Module, &mut repo_nodes);
-            if let Some(node) = repo_nodes.get_mut(&module)
-                && node.signature.is_empty()
-            {
-                node.signature = format!(
-                    "{} {} ({})",
-                    dependency.name, dependency.version, dependency.ecosystem
-                )
-                .trim()
-                .to_owned();
-                node.path = String::new();
-            }
-            repo_edges.insert(Edge {
-                from: repository_id.clone(),
-                to: module,
-                kind: EdgeKind::Requires,
-                line: 0,
-                confidence: Confidence::Resolved,
-            });
-        }
-
+        sink.sort();
+        sink.dedup();
+        built_externals.insert(path.to_owned(), sink);
         owners.insert(path.to_owned(), (nodes, edges));
     }
 
     let mut out: Vec<OwnerGraph> = Vec::with_capacity(owners.len() + 1);
     let repo_nodes: Vec<Node> = repo_nodes.into_values().collect();
+    let _ = &built_externals;
     let mut repo_edges: Vec<Edge> = repo_edges.into_iter().collect();
     repo_edges.sort_by(|a, b| (&a.from, &a.to, a.kind).cmp(&(&b.from, &b.to, b.kind)));
     out.push(OwnerGraph {
@@ -1076,8 +1137,13 @@ pub fn build(graph_id: &str, repository_name: &str, files: &[FileFacts]) -> Vec<
             edges,
         });
     }
+    tracing::debug!(elapsed = ?started.elapsed(), "owners built");
     go_implements(&index, files, &mut out);
-    out
+    tracing::debug!(elapsed = ?started.elapsed(), "implicit interfaces resolved");
+    Build {
+        owners: out,
+        externals: built_externals,
+    }
 }
 
 /// Go structural typing: a named type implements an interface when its method set holds

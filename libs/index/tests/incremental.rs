@@ -196,3 +196,110 @@ async fn bad_input_is_skipped_and_counted_never_fatal() {
     let file = &store.nodes_in_path(&graph, "latin1.py").await.unwrap()[0];
     assert_eq!(file.summary, "not parsed: not valid UTF-8");
 }
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+type Edit = Box<dyn Fn(&std::path::Path)>;
+
+/// Incremental runs rebuild only the owners a change can affect; the graph they leave
+/// must equal a fresh full index of the same tree, edit after edit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn incremental_graph_equals_a_full_reindex() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    copy_dir(&common::fixture("python"), &root.join("py"));
+    copy_dir(&common::fixture("go"), &root.join("go"));
+    let data = tempfile::tempdir().unwrap();
+    let store = SqliteGraphStore::open(&data.path().join("graph.db")).unwrap();
+    index(&store, &options(root, data.path())).await.unwrap();
+
+    let edits: Vec<Edit> = vec![
+        // A body-only edit that moves every line below it.
+        Box::new(|r| {
+            let p = r.join("py/shop/models.py");
+            let text = fs::read_to_string(&p).unwrap();
+            fs::write(
+                &p,
+                text.replace(
+                    "\"\"\"Models.\"\"\"",
+                    "\"\"\"Models.\n\nMore lines.\n\"\"\"",
+                ),
+            )
+            .unwrap();
+        }),
+        // Rename a function other files call.
+        Box::new(|r| {
+            let p = r.join("py/shop/models.py");
+            let text = fs::read_to_string(&p).unwrap();
+            fs::write(&p, text.replace("def format_label(", "def make_label(")).unwrap();
+        }),
+        // Bring the old name back in another file: callers resolve by name again.
+        Box::new(|r| {
+            fs::write(
+                r.join("py/shop/labels.py"),
+                "def format_label(name):\n    return name\n",
+            )
+            .unwrap();
+        }),
+        // Change a Go method set: *DB loses Serve, so it no longer implements Handler.
+        Box::new(|r| {
+            let p = r.join("go/store/store.go");
+            let text = fs::read_to_string(&p).unwrap();
+            fs::write(
+                &p,
+                text.replace("func (d *DB) Serve(", "func (d *DB) Handle("),
+            )
+            .unwrap();
+        }),
+        // Change a constructor's result type used to type a variable elsewhere.
+        Box::new(|r| {
+            let p = r.join("go/server/server.go");
+            let text = fs::read_to_string(&p).unwrap();
+            fs::write(
+                &p,
+                text.replace(
+                    "func NewServer(db *store.DB) *Server {\n\treturn &Server{db: db}",
+                    "func NewServer(db *store.DB) *store.DB {\n\treturn db",
+                ),
+            )
+            .unwrap();
+        }),
+        // Delete a file.
+        Box::new(|r| fs::remove_file(r.join("py/shop/cart.py")).unwrap()),
+    ];
+    for (step, edit) in edits.iter().enumerate() {
+        edit(root);
+        let report = index(&store, &options(root, data.path())).await.unwrap();
+        let fresh_data = tempfile::tempdir().unwrap();
+        let fresh = SqliteGraphStore::open(&fresh_data.path().join("graph.db")).unwrap();
+        let full = index(&fresh, &options(root, fresh_data.path()))
+            .await
+            .unwrap();
+        assert_eq!(report.graph_id, full.graph_id);
+        let incremental = common::snapshot(&store, &report.graph_id).await;
+        let expected = common::snapshot(&fresh, &full.graph_id).await;
+        let missing: Vec<&String> = expected
+            .iter()
+            .filter(|l| !incremental.contains(l))
+            .collect();
+        let extra: Vec<&String> = incremental
+            .iter()
+            .filter(|l| !expected.contains(l))
+            .collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "step {step}: missing {missing:#?}\nextra {extra:#?}"
+        );
+    }
+}

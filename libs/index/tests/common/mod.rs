@@ -209,3 +209,37 @@ impl Indexed {
             .collect()
     }
 }
+
+/// Every node and outgoing edge of a graph as sorted text lines (for equality checks
+/// across backends and runs).
+pub async fn snapshot(store: &dyn GraphStore, graph: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for node in store.nodes_of_kinds(graph, &NodeKind::ALL).await.unwrap() {
+        lines.push(format!(
+            "node {} {} {} {}-{} {} {}",
+            node.kind.as_str(),
+            node.qualified_name,
+            node.path,
+            node.start_line,
+            node.end_line,
+            node.fingerprint,
+            node.signature
+        ));
+        let page = store
+            .edges(graph, &node.id, &EdgeKind::ALL, Direction::Outgoing, 10_000)
+            .await
+            .unwrap();
+        for hit in page.hits {
+            lines.push(format!(
+                "edge {} -{}-> {} line {} {}",
+                node.qualified_name,
+                hit.kind.as_str(),
+                hit.node.qualified_name,
+                hit.line,
+                hit.confidence.as_str()
+            ));
+        }
+    }
+    lines.sort();
+    lines
+}
