@@ -3,6 +3,8 @@ SHELL := /usr/bin/env bash
 CARGO ?= cargo
 DATA ?= .codectx
 GATEWAY_ADDR ?= 127.0.0.1:8080
+REPO ?= .
+NAME ?= codectx
 
 .DEFAULT_GOAL := help
 
@@ -15,8 +17,8 @@ build: ## Build every crate and binary
 	$(CARGO) build --workspace --all-targets
 
 .PHONY: run
-run: ## Start all seven services in one process on embedded stores (codectx up)
-	$(CARGO) run -p codectx --bin codectx -- up --data $(DATA) --gateway-addr $(GATEWAY_ADDR)
+run: ## Index REPO (default: this repository) and serve it: all seven services on embedded stores
+	$(CARGO) run -p codectx --bin codectx -- up --data $(DATA) --gateway-addr $(GATEWAY_ADDR) --index $(REPO) --name $(NAME)
 
 .PHONY: test
 test: ## Run every test (unit, property, contract on SQLite and Neo4j 5.26, end-to-end)
