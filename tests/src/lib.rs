@@ -166,3 +166,66 @@ pub fn with_context_bytes<T>(bytes: &[u8], message: T) -> tonic::Request<T> {
     );
     request
 }
+
+/// A stack whose data directory holds one indexed fixture repository (a copy, so tests
+/// may edit it), and a context for the development subject on it.
+pub struct IndexedStack {
+    pub stack: TestStack,
+    pub checkout: tempfile::TempDir,
+    pub context: codectx_tenant::TenantContext,
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Indexes `tests/fixtures/<fixture>` as repository `name` and starts every service.
+pub async fn start_indexed(fixture: &str, name: &str) -> IndexedStack {
+    use codectx::indexing::{self, IndexArgs};
+    let checkout = tempfile::tempdir().unwrap();
+    copy_dir(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(fixture),
+        checkout.path(),
+    );
+    let data = tempfile::tempdir().unwrap();
+    let args = IndexArgs {
+        path: checkout.path().to_path_buf(),
+        name: name.into(),
+        data: data.path().to_path_buf(),
+        neo4j: None,
+        neo4j_user: String::new(),
+        neo4j_password_env: String::new(),
+        max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
+        threads: 2,
+        quiet: true,
+    };
+    let store = indexing::open_store(&args).await.unwrap();
+    indexing::run(&args, &*store).await.unwrap();
+    drop(store);
+    let stack = Stack::start(StackOptions::ephemeral(data.path().to_path_buf()))
+        .await
+        .unwrap();
+    let stack = TestStack { stack, data };
+    let authorized = authorize(&stack, stack.admin_key(), name).await.unwrap();
+    let context = stack
+        .stack
+        .verifier
+        .verify(&authorized.signed_context)
+        .unwrap();
+    IndexedStack {
+        stack,
+        checkout,
+        context,
+    }
+}

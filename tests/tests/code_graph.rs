@@ -2,28 +2,14 @@
 //! directory, `codectx up`'s stack gives the development subject access to it, and the
 //! code RPCs answer through real gRPC with contexts minted by authz.
 
-use codectx::indexing::{self, IndexArgs};
-use codectx::stack::{ServiceKind, Stack, StackOptions};
+use codectx::stack::ServiceKind;
 use codectx_clients::{GraphClient, PeerConfig};
 use codectx_proto::authz::v1 as authz_pb;
 use codectx_proto::graph::v1 as pb;
 use codectx_proto::lexical::v1::ScopeKind;
 use codectx_tenant::{Scope, TenantContext};
-use codectx_tests::{TestStack, authorize, create_tenant};
+use codectx_tests::{TestStack, authorize, create_tenant, start_indexed};
 use tonic::Code;
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 struct Fixture {
     stack: TestStack,
@@ -33,45 +19,16 @@ struct Fixture {
 }
 
 async fn start() -> Fixture {
-    let checkout = tempfile::tempdir().unwrap();
-    copy_dir(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/go"),
-        checkout.path(),
-    );
-    let data = tempfile::tempdir().unwrap();
-    let args = IndexArgs {
-        path: checkout.path().to_path_buf(),
-        name: "shop".into(),
-        data: data.path().to_path_buf(),
-        neo4j: None,
-        neo4j_user: String::new(),
-        neo4j_password_env: String::new(),
-        max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
-        threads: 2,
-        quiet: true,
-    };
-    let store = indexing::open_store(&args).await.unwrap();
-    indexing::run(&args, &*store).await.unwrap();
-    drop(store);
-    let stack = Stack::start(StackOptions::ephemeral(data.path().to_path_buf()))
-        .await
-        .unwrap();
-    let stack = TestStack { stack, data };
+    let indexed = start_indexed("go", "shop").await;
     let graph = GraphClient::connect(&PeerConfig::single(
-        stack.endpoint(ServiceKind::GraphHydrator),
+        indexed.stack.endpoint(ServiceKind::GraphHydrator),
     ))
     .unwrap();
-    let authorized = authorize(&stack, stack.admin_key(), "shop").await.unwrap();
-    let context = stack
-        .stack
-        .verifier
-        .verify(&authorized.signed_context)
-        .unwrap();
     Fixture {
-        stack,
-        checkout,
+        stack: indexed.stack,
+        checkout: indexed.checkout,
         graph,
-        context,
+        context: indexed.context,
     }
 }
 

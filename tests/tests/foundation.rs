@@ -84,6 +84,7 @@ async fn later_capability(stack: &TestStack, kind: ServiceKind, context: Option<
                 .rank(request(
                     context,
                     lexical::v1::RankRequest {
+                        scope: lexical::v1::ScopeKind::Memory as i32,
                         query: "ServeHTTP".into(),
                         ..Default::default()
                     },

@@ -1,16 +1,20 @@
-//! lexical-ranker: Exact identifier lookup and BM25 ranking over the lexical corpus that graph-hydrator streams.
-//!
-//! This build serves `Describe` (the scope the service verified for the caller); the
-//! other RPCs belong to the lexical retrieval (exact lookup and BM25) capability and answer UNIMPLEMENTED, after the
-//! tenant context has been verified, until that capability lands.
+//! lexical-ranker: exact identifier lookup and BM25 over the lexical corpus that
+//! graph-hydrator streams, cached per (scope, version) with a byte-size weigher. The scope
+//! (code graph or memory namespace) always comes from the verified context.
 
-use codectx_clients::PeerConfig;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use codectx_clients::{GraphClient, PeerConfig};
+use codectx_core::limits;
 use codectx_errors::Error;
+use codectx_lexical::{Candidate, Document, LexicalIndex, Match};
 use codectx_proto::common::v1::{DescribeRequest, DescribeResponse};
-use codectx_proto::lexical::v1::{self as pb, lexical_ranker_service_server};
+use codectx_proto::graph::v1::{GetCorpusVersionRequest, StreamLexicalCorpusRequest};
+use codectx_proto::lexical::v1::{self as pb, ScopeKind, lexical_ranker_service_server};
 use codectx_runtime::{BuiltService, Readiness, ServerConfig, TenantConfig};
 use codectx_telemetry::TelemetryConfig;
-use codectx_tenant::from_request;
+use codectx_tenant::{Scope, TenantContext, from_request};
 use serde::{Deserialize, Serialize};
 use tonic::service::Routes;
 use tonic::{Request, Response, Status};
@@ -21,10 +25,8 @@ pub const NAME: &str = "lexical-ranker";
 /// Default gRPC port.
 pub const DEFAULT_PORT: u16 = 50052;
 
-const CAPABILITY: &str = "lexical retrieval (exact lookup and BM25)";
-
-/// Capabilities this build implements (reported by `Describe`).
-const CAPABILITIES: &[&str] = &["describe"];
+const CAPABILITIES: &[&str] = &["describe", "exact_lookup", "bm25", "code_scope"];
+const MEMORY: &str = "agent memory";
 
 /// Configuration: defaults, then the TOML file, then `CODECTX_LEXICAL_RANKER__*`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -34,6 +36,15 @@ pub struct Config {
     pub telemetry: TelemetryConfig,
     pub tenant: TenantConfig,
     pub peers: Peers,
+    /// Memory for cached indexes, in MiB (weighed by approximate index size).
+    pub cache_mib: u64,
+}
+
+/// The `[peers]` section: services this one calls.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Peers {
+    pub graph_hydrator: PeerConfig,
 }
 
 impl Default for Config {
@@ -43,15 +54,9 @@ impl Default for Config {
             telemetry: TelemetryConfig::default(),
             tenant: TenantConfig::default(),
             peers: Peers::default(),
+            cache_mib: 512,
         }
     }
-}
-
-/// The `[peers]` section: services this one calls.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(default, deny_unknown_fields)]
-pub struct Peers {
-    pub graph_hydrator: PeerConfig,
 }
 
 impl Default for Peers {
@@ -62,22 +67,163 @@ impl Default for Peers {
     }
 }
 
-/// Builds the service's routes; it is ready as soon as it is built.
+/// Builds the service; it is ready at once (indexes load on first use).
 pub async fn build(config: Config) -> Result<BuiltService, Error> {
-    let _ = config;
-    let service = LexicalRanker {};
+    let graph = GraphClient::connect(&config.peers.graph_hydrator)?;
+    let cache = moka::future::Cache::builder()
+        .weigher(|_key: &(String, String), index: &Arc<LexicalIndex>| {
+            u32::try_from(index.approximate_bytes()).unwrap_or(u32::MAX)
+        })
+        .max_capacity(config.cache_mib.max(1) * 1024 * 1024)
+        .build();
+    let ranker = LexicalRanker {
+        graph,
+        cache,
+        current: Mutex::new(HashMap::new()),
+    };
     Ok(BuiltService {
         name: NAME,
         grpc_name: lexical_ranker_service_server::SERVICE_NAME,
-        routes: Routes::new(
-            lexical_ranker_service_server::LexicalRankerServiceServer::new(service),
-        ),
+        routes: Routes::new(lexical_ranker_service_server::LexicalRankerServiceServer::new(ranker)),
         exempt_paths: Vec::new(),
         readiness: Readiness::new(true),
     })
 }
 
-struct LexicalRanker {}
+struct LexicalRanker {
+    graph: GraphClient,
+    /// (scope key, corpus version) → index.
+    cache: moka::future::Cache<(String, String), Arc<LexicalIndex>>,
+    /// scope key → the version last served, so a new version evicts the old index.
+    current: Mutex<HashMap<String, String>>,
+}
+
+fn scope_kind(value: i32) -> Result<ScopeKind, Error> {
+    match ScopeKind::try_from(value) {
+        Ok(ScopeKind::Code) => Ok(ScopeKind::Code),
+        Ok(ScopeKind::Memory) => Ok(ScopeKind::Memory),
+        _ => Err(Error::invalid_argument(
+            "scope",
+            "scope must be CODE or MEMORY",
+        )),
+    }
+}
+
+fn matched_field(matched: Match) -> pb::MatchedField {
+    use codectx_lexical::Field;
+    match matched {
+        Match::ExactQualifiedName => pb::MatchedField::ExactQualifiedName,
+        Match::ExactName => pb::MatchedField::ExactName,
+        Match::ExactAlias => pb::MatchedField::ExactAlias,
+        Match::ExactErrorMessage => pb::MatchedField::ExactErrorMessage,
+        Match::Ranked(Field::Name) => pb::MatchedField::Name,
+        Match::Ranked(Field::Alias) => pb::MatchedField::Alias,
+        Match::Ranked(Field::Type) => pb::MatchedField::Type,
+        Match::Ranked(Field::QualifiedName) => pb::MatchedField::QualifiedName,
+        Match::Ranked(Field::Signature) => pb::MatchedField::Signature,
+    }
+}
+
+fn candidates(found: Vec<Candidate>, version: String) -> pb::CandidateList {
+    pb::CandidateList {
+        candidates: found
+            .into_iter()
+            .map(|c| pb::Candidate {
+                entity_id: c.id,
+                name: c.name,
+                kind: c.kind,
+                score: c.score,
+                matched_field: matched_field(c.matched) as i32,
+                exact: c.matched.is_exact(),
+            })
+            .collect(),
+        corpus_version: version,
+    }
+}
+
+fn check_query(query: &str) -> Result<(), Error> {
+    if query.trim().is_empty() {
+        return Err(Error::invalid_argument("query", "query is empty"));
+    }
+    limits::check_bytes("query", query, limits::RECALL_QUERY_BYTES)
+}
+
+fn limit(requested: u32) -> usize {
+    if requested == 0 {
+        limits::CANDIDATES_PER_LEG
+    } else {
+        (requested as usize).min(limits::CANDIDATES_PER_LEG)
+    }
+}
+
+impl LexicalRanker {
+    /// The index of the caller's scope at the corpus's current version.
+    async fn index(
+        &self,
+        context: &TenantContext,
+        scope: ScopeKind,
+    ) -> Result<(Arc<LexicalIndex>, String), Error> {
+        if scope == ScopeKind::Memory {
+            context.require_scope(Scope::ReadMemory)?;
+            return Err(Error::unimplemented("Rank over memory", MEMORY));
+        }
+        context.require_scope(Scope::ReadCode)?;
+        let scope_key = format!("code:{}", context.graph_id());
+        let version = self
+            .graph
+            .get_corpus_version(
+                context,
+                GetCorpusVersionRequest {
+                    scope: ScopeKind::Code as i32,
+                },
+            )
+            .await?
+            .version;
+        let previous = {
+            let mut current = self
+                .current
+                .lock()
+                .map_err(|_| Error::internal("version map lock poisoned"))?;
+            current.insert(scope_key.clone(), version.clone())
+        };
+        if let Some(previous) = previous.filter(|p| *p != version) {
+            self.cache.invalidate(&(scope_key.clone(), previous)).await;
+        }
+        let graph = self.graph.clone();
+        let loader_context = context.clone();
+        let index = self
+            .cache
+            .try_get_with((scope_key, version.clone()), async move {
+                let mut stream = graph
+                    .stream_lexical_corpus(
+                        &loader_context,
+                        StreamLexicalCorpusRequest {
+                            scope: ScopeKind::Code as i32,
+                        },
+                    )
+                    .await?;
+                let mut documents = Vec::new();
+                while let Some(chunk) = stream.message().await.map_err(Error::from)? {
+                    documents.extend(chunk.entries.into_iter().map(|e| Document {
+                        id: e.entity_id,
+                        name: e.name,
+                        qualified_name: e.qualified_name,
+                        kind: e.kind,
+                        signature: e.signature,
+                        aliases: e.aliases,
+                        error_messages: e.error_messages,
+                    }));
+                }
+                let index = tokio::task::spawn_blocking(move || LexicalIndex::build(documents))
+                    .await
+                    .map_err(|e| Error::internal(format!("index builder: {e}")))?;
+                Ok::<_, Error>(Arc::new(index))
+            })
+            .await
+            .map_err(|e: Arc<Error>| (*e).clone())?;
+        Ok((index, version))
+    }
+}
 
 #[tonic::async_trait]
 impl lexical_ranker_service_server::LexicalRankerService for LexicalRanker {
@@ -97,23 +243,48 @@ impl lexical_ranker_service_server::LexicalRankerService for LexicalRanker {
         &self,
         request: Request<pb::ExactLookupRequest>,
     ) -> Result<Response<pb::CandidateList>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("ExactLookup", CAPABILITY).into())
+        let context = from_request(&request)?;
+        let message = request.into_inner();
+        check_query(&message.query)?;
+        let (index, version) = self.index(&context, scope_kind(message.scope)?).await?;
+        Ok(Response::new(candidates(
+            index.exact(&message.query, limit(message.limit), &[]),
+            version,
+        )))
     }
 
     async fn rank(
         &self,
         request: Request<pb::RankRequest>,
     ) -> Result<Response<pb::CandidateList>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("Rank", CAPABILITY).into())
+        let context = from_request(&request)?;
+        let message = request.into_inner();
+        check_query(&message.query)?;
+        let (index, version) = self.index(&context, scope_kind(message.scope)?).await?;
+        Ok(Response::new(candidates(
+            index.rank(&message.query, limit(message.limit), &message.kinds),
+            version,
+        )))
     }
 
     async fn invalidate_scope(
         &self,
         request: Request<pb::InvalidateScopeRequest>,
     ) -> Result<Response<pb::InvalidateScopeResponse>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("InvalidateScope", CAPABILITY).into())
+        let context = from_request(&request)?;
+        let scope = scope_kind(request.get_ref().scope)?;
+        let scope_key = match scope {
+            ScopeKind::Code => format!("code:{}", context.graph_id()),
+            _ => format!("memory:{}", context.namespace()),
+        };
+        let version = self
+            .current
+            .lock()
+            .map_err(|_| Error::internal("version map lock poisoned"))?
+            .remove(&scope_key);
+        if let Some(version) = version {
+            self.cache.invalidate(&(scope_key, version)).await;
+        }
+        Ok(Response::new(pb::InvalidateScopeResponse {}))
     }
 }

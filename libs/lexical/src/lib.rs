@@ -1,0 +1,428 @@
+//! Lexical retrieval shared by every backend: identifier-aware tokenization, exact lookup
+//! on case- and punctuation-preserving fields, and BM25 over weighted fields. The
+//! lexical-ranker service and any future in-store ranker call this one implementation,
+//! so they answer identically.
+
+mod tokenize;
+
+use std::collections::BTreeMap;
+
+use codectx_graph::{lookup_key, selector_matches};
+use rustc_hash::FxHashMap as HashMap;
+
+pub use tokenize::tokenize;
+
+/// BM25 term-frequency saturation.
+pub const K1: f64 = 1.2;
+/// BM25 length normalization.
+pub const B: f64 = 0.75;
+/// Most candidates a ranking returns (DESIGN.md: 10 per leg).
+pub const MAX_CANDIDATES: usize = 10;
+
+/// The fields a document is ranked on, with their BM25F weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Field {
+    Name,
+    Alias,
+    Type,
+    QualifiedName,
+    Signature,
+}
+
+impl Field {
+    pub fn weight(self) -> f64 {
+        match self {
+            Field::Name | Field::Alias => 3.0,
+            Field::QualifiedName => 1.5,
+            Field::Type | Field::Signature => 1.0,
+        }
+    }
+}
+
+/// How a candidate matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Match {
+    ExactQualifiedName,
+    ExactName,
+    ExactAlias,
+    ExactErrorMessage,
+    Ranked(Field),
+}
+
+impl Match {
+    pub fn is_exact(self) -> bool {
+        !matches!(self, Match::Ranked(_))
+    }
+}
+
+/// One searchable entity: a code symbol, an error message, or a memory entity.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Document {
+    pub id: String,
+    pub name: String,
+    pub qualified_name: String,
+    /// Kind or memory type.
+    pub kind: String,
+    pub signature: String,
+    pub aliases: Vec<String>,
+    pub error_messages: Vec<String>,
+}
+
+/// A ranked candidate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub id: String,
+    pub name: String,
+    pub kind: String,
+    pub score: f64,
+    pub matched: Match,
+}
+
+#[derive(Debug)]
+struct Posting {
+    document: u32,
+    /// Field-weighted term frequency.
+    frequency: f32,
+    /// The field that contributed most.
+    field: Field,
+}
+
+/// An immutable index over a corpus.
+#[derive(Debug, Default)]
+pub struct LexicalIndex {
+    documents: Vec<Document>,
+    lengths: Vec<f32>,
+    average_length: f64,
+    postings: HashMap<String, Vec<Posting>>,
+    exact_name: HashMap<String, Vec<u32>>,
+    exact_qualified: HashMap<String, Vec<u32>>,
+    exact_alias: HashMap<String, Vec<u32>>,
+    exact_error: HashMap<String, Vec<u32>>,
+    /// lookup key of qualified names, for trailing-part exact matches.
+    keys: Vec<String>,
+    bytes: usize,
+}
+
+impl LexicalIndex {
+    pub fn build(documents: Vec<Document>) -> Self {
+        let mut index = LexicalIndex::default();
+        let mut total_length = 0f64;
+        for (position, document) in documents.iter().enumerate() {
+            let id = position as u32;
+            let mut frequencies: BTreeMap<String, (f32, Field, f32)> = BTreeMap::new();
+            let mut length = 0f32;
+            let mut add = |text: &str, field: Field| {
+                for token in tokenize(text) {
+                    let weight = field.weight() as f32;
+                    length += weight;
+                    let entry = frequencies.entry(token).or_insert((0.0, field, 0.0));
+                    entry.0 += weight;
+                    if weight > entry.2 {
+                        entry.1 = field;
+                        entry.2 = weight;
+                    }
+                }
+            };
+            add(&document.name, Field::Name);
+            for alias in &document.aliases {
+                add(alias, Field::Alias);
+            }
+            add(&document.kind, Field::Type);
+            add(&document.qualified_name, Field::QualifiedName);
+            add(&document.signature, Field::Signature);
+            for message in &document.error_messages {
+                add(message, Field::Name);
+            }
+            for (token, (frequency, field, _)) in frequencies {
+                index.bytes += token.len() + 16;
+                index.postings.entry(token).or_default().push(Posting {
+                    document: id,
+                    frequency,
+                    field,
+                });
+            }
+            index.lengths.push(length);
+            total_length += f64::from(length);
+            index
+                .exact_name
+                .entry(document.name.clone())
+                .or_default()
+                .push(id);
+            index
+                .exact_qualified
+                .entry(document.qualified_name.clone())
+                .or_default()
+                .push(id);
+            for alias in &document.aliases {
+                index.exact_alias.entry(alias.clone()).or_default().push(id);
+            }
+            for message in &document.error_messages {
+                index
+                    .exact_error
+                    .entry(message.clone())
+                    .or_default()
+                    .push(id);
+            }
+            index.keys.push(lookup_key(&document.qualified_name));
+            index.bytes += document.id.len()
+                + document.name.len() * 3
+                + document.qualified_name.len() * 3
+                + document.signature.len()
+                + document.kind.len()
+                + document.aliases.iter().map(|a| a.len() * 2).sum::<usize>()
+                + document
+                    .error_messages
+                    .iter()
+                    .map(|m| m.len() * 2)
+                    .sum::<usize>()
+                + 96;
+        }
+        index.average_length = if documents.is_empty() {
+            1.0
+        } else {
+            (total_length / documents.len() as f64).max(1.0)
+        };
+        index.documents = documents;
+        index
+    }
+
+    pub fn len(&self) -> usize {
+        self.documents.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.documents.is_empty()
+    }
+
+    /// Approximate heap size, for cache weighing.
+    pub fn approximate_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn candidate(&self, id: u32, score: f64, matched: Match) -> Candidate {
+        let document = &self.documents[id as usize];
+        Candidate {
+            id: document.id.clone(),
+            name: document.name.clone(),
+            kind: document.kind.clone(),
+            score,
+            matched,
+        }
+    }
+
+    fn kind_allowed(&self, id: u32, kinds: &[String]) -> bool {
+        kinds.is_empty() || kinds.iter().any(|k| *k == self.documents[id as usize].kind)
+    }
+
+    /// Exact matches on the case- and punctuation-preserving fields: qualified name (or a
+    /// trailing part of one), name, alias, error message. Score 1.0.
+    pub fn exact(&self, query: &str, limit: usize, kinds: &[String]) -> Vec<Candidate> {
+        let query = query.trim();
+        let limit = limit.clamp(1, MAX_CANDIDATES);
+        let mut out: Vec<Candidate> = Vec::new();
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut push = |ids: Option<&Vec<u32>>, matched: Match, out: &mut Vec<Candidate>| {
+            for id in ids.into_iter().flatten() {
+                if self.kind_allowed(*id, kinds) && seen.insert(*id) {
+                    out.push(self.candidate(*id, 1.0, matched));
+                }
+            }
+        };
+        push(
+            self.exact_error.get(query),
+            Match::ExactErrorMessage,
+            &mut out,
+        );
+        push(
+            self.exact_qualified.get(query),
+            Match::ExactQualifiedName,
+            &mut out,
+        );
+        push(self.exact_name.get(query), Match::ExactName, &mut out);
+        push(self.exact_alias.get(query), Match::ExactAlias, &mut out);
+        // `Engine.ServeHTTP`, `(*Engine).ServeHTTP`, `routing::Router::route`.
+        let key = lookup_key(query);
+        if key.contains('.') {
+            let last = key.rsplit('.').next().unwrap_or(&key);
+            let trailing: Vec<u32> = self
+                .exact_name
+                .get(last)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|id| selector_matches(&key, &self.keys[*id as usize]))
+                .collect();
+            push(Some(&trailing), Match::ExactQualifiedName, &mut out);
+        }
+        out.truncate(limit);
+        out
+    }
+
+    /// Exact matches first, then BM25 candidates (by score, then id for stability).
+    pub fn rank(&self, query: &str, limit: usize, kinds: &[String]) -> Vec<Candidate> {
+        let limit = limit.clamp(1, MAX_CANDIDATES);
+        let mut out = self.exact(query, limit, kinds);
+        if out.len() >= limit {
+            return out;
+        }
+        let exact: rustc_hash::FxHashSet<String> = out.iter().map(|c| c.id.clone()).collect();
+        let n = self.documents.len() as f64;
+        let mut scores: HashMap<u32, (f64, Field, f64)> = HashMap::default();
+        let mut tokens = tokenize(query);
+        tokens.sort();
+        tokens.dedup();
+        for token in tokens {
+            let Some(postings) = self.postings.get(&token) else {
+                continue;
+            };
+            let document_frequency = postings.len() as f64;
+            let idf = ((n - document_frequency + 0.5) / (document_frequency + 0.5) + 1.0).ln();
+            for posting in postings {
+                let frequency = f64::from(posting.frequency);
+                let length = f64::from(self.lengths[posting.document as usize]);
+                let term = idf * frequency * (K1 + 1.0)
+                    / (frequency + K1 * (1.0 - B + B * length / self.average_length));
+                let entry = scores
+                    .entry(posting.document)
+                    .or_insert((0.0, posting.field, 0.0));
+                entry.0 += term;
+                if term > entry.2 {
+                    entry.1 = posting.field;
+                    entry.2 = term;
+                }
+            }
+        }
+        let mut ranked: Vec<(u32, f64, Field)> = scores
+            .into_iter()
+            .filter(|(id, _)| self.kind_allowed(*id, kinds))
+            .map(|(id, (score, field, _))| (id, score, field))
+            .collect();
+        ranked.sort_by(|a, b| {
+            b.1.total_cmp(&a.1).then_with(|| {
+                self.documents[a.0 as usize]
+                    .id
+                    .cmp(&self.documents[b.0 as usize].id)
+            })
+        });
+        for (id, score, field) in ranked {
+            if out.len() >= limit {
+                break;
+            }
+            if exact.contains(&self.documents[id as usize].id) {
+                continue;
+            }
+            out.push(self.candidate(id, score, Match::Ranked(field)));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn document(id: &str, name: &str, qualified: &str, kind: &str) -> Document {
+        Document {
+            id: id.into(),
+            name: name.into(),
+            qualified_name: qualified.into(),
+            kind: kind.into(),
+            ..Default::default()
+        }
+    }
+
+    fn corpus() -> LexicalIndex {
+        let mut docs = vec![
+            document("1", "ServeHTTP", "gin.(*Engine).ServeHTTP", "method"),
+            document("2", "serveFile", "gin.serveFile", "function"),
+            document("3", "HTTPServer", "net.HTTPServer", "type"),
+            document("4", "parse_config", "app.config.parse_config", "function"),
+            document("5", "ParseConfig", "app.ParseConfig", "function"),
+        ];
+        docs.push(Document {
+            id: "6".into(),
+            name: "no route for path".into(),
+            qualified_name: "no route for path".into(),
+            kind: "error_message".into(),
+            error_messages: vec!["no route for path".into()],
+            ..Default::default()
+        });
+        // Many documents that share a common word, one with a rare word.
+        for i in 0..40 {
+            docs.push(document(
+                &format!("c{i}"),
+                &format!("handleRequest{i}"),
+                &format!("app.handleRequest{i}"),
+                "function",
+            ));
+        }
+        docs.push(document(
+            "rare",
+            "handleZebra",
+            "app.handleZebra",
+            "function",
+        ));
+        LexicalIndex::build(docs)
+    }
+
+    #[test]
+    fn exact_matches_come_first_and_keep_case_and_punctuation() {
+        let index = corpus();
+        let ranked = index.rank("ServeHTTP", 10, &[]);
+        assert_eq!(ranked[0].id, "1");
+        assert_eq!(ranked[0].matched, Match::ExactName);
+        // `servehttp` (other case) is not exact but still ranks by tokens.
+        let ranked = index.rank("servehttp", 10, &[]);
+        assert!(!ranked[0].matched.is_exact());
+        // Trailing qualified parts in Go's form.
+        let ranked = index.rank("(*Engine).ServeHTTP", 10, &[]);
+        assert_eq!(
+            (ranked[0].id.as_str(), ranked[0].matched),
+            ("1", Match::ExactQualifiedName)
+        );
+        let ranked = index.rank("Engine.ServeHTTP", 10, &[]);
+        assert_eq!(ranked[0].id, "1");
+        // Error messages match exactly, spaces and all.
+        let ranked = index.rank("no route for path", 10, &[]);
+        assert_eq!(
+            (ranked[0].id.as_str(), ranked[0].matched),
+            ("6", Match::ExactErrorMessage)
+        );
+    }
+
+    #[test]
+    fn identifier_styles_meet_in_tokens() {
+        let index = corpus();
+        let ranked = index.rank("parse config", 10, &[]);
+        let ids: Vec<&str> = ranked.iter().take(2).map(|c| c.id.as_str()).collect();
+        assert!(ids.contains(&"4") && ids.contains(&"5"), "{ranked:?}");
+        let ranked = index.rank("http server", 10, &[]);
+        assert_eq!(ranked[0].id, "3", "{ranked:?}");
+    }
+
+    #[test]
+    fn rare_words_outweigh_common_ones() {
+        let index = corpus();
+        let ranked = index.rank("handle zebra", 10, &[]);
+        assert_eq!(ranked[0].id, "rare");
+        assert!(ranked[0].score > ranked[1].score * 1.5, "{ranked:?}");
+    }
+
+    #[test]
+    fn limits_and_kinds() {
+        let index = corpus();
+        assert_eq!(index.rank("handle", 50, &[]).len(), MAX_CANDIDATES);
+        let only_types = index.rank("http", 10, &["type".into()]);
+        assert!(only_types.iter().all(|c| c.kind == "type"));
+        assert!(index.rank("nothing-matches-this", 10, &[]).is_empty());
+    }
+
+    #[test]
+    fn ranking_is_deterministic() {
+        let index = corpus();
+        let first = index.rank("handle request", 10, &[]);
+        for _ in 0..5 {
+            assert_eq!(index.rank("handle request", 10, &[]), first);
+        }
+    }
+}

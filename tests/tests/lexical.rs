@@ -1,0 +1,137 @@
+//! lexical-ranker end to end: its corpus comes from graph-hydrator's stream for the
+//! context's graph, exact matches come first, and a re-index replaces the cached index.
+
+use codectx::stack::ServiceKind;
+use codectx_clients::{LexicalClient, PeerConfig};
+use codectx_proto::lexical::v1::{self as pb, MatchedField, ScopeKind};
+use codectx_tests::{authorize, create_tenant, start_indexed};
+use tonic::Code;
+
+fn rank(query: &str) -> pb::RankRequest {
+    pb::RankRequest {
+        scope: ScopeKind::Code as i32,
+        query: query.into(),
+        limit: 10,
+        kinds: vec![],
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exact_first_then_bm25_over_the_indexed_graph() {
+    let f = start_indexed("go", "shop").await;
+    let lexical = LexicalClient::connect(&PeerConfig::single(
+        f.stack.endpoint(ServiceKind::LexicalRanker),
+    ))
+    .unwrap();
+
+    // A plain name matches exactly; its trailing-qualified form too.
+    let found = lexical.rank(&f.context, rank("NewServer")).await.unwrap();
+    assert!(found.candidates[0].exact);
+    assert_eq!(found.candidates[0].name, "NewServer");
+    assert_eq!(found.candidates[0].matched_field(), MatchedField::ExactName);
+    assert!(!found.corpus_version.is_empty());
+    let found = lexical
+        .rank(&f.context, rank("(*Server).Serve"))
+        .await
+        .unwrap();
+    assert_eq!(
+        found.candidates[0].matched_field(),
+        MatchedField::ExactQualifiedName
+    );
+    // Error messages, exact with their punctuation.
+    let found = lexical
+        .exact_lookup(
+            &f.context,
+            pb::ExactLookupRequest {
+                scope: ScopeKind::Code as i32,
+                query: "store is over capacity".into(),
+                limit: 5,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(found.candidates.len(), 1);
+    assert_eq!(found.candidates[0].kind, "error_message");
+    // BM25 over identifier tokens: "new server" finds NewServer without exact spelling.
+    let found = lexical.rank(&f.context, rank("new server")).await.unwrap();
+    assert_eq!(found.candidates[0].name, "NewServer");
+    assert!(!found.candidates[0].exact);
+    assert!(found.candidates.len() <= 10);
+    // Kinds filter.
+    let types = lexical
+        .rank(
+            &f.context,
+            pb::RankRequest {
+                kinds: vec!["type".into()],
+                ..rank("server")
+            },
+        )
+        .await
+        .unwrap();
+    assert!(types.candidates.iter().all(|c| c.kind == "type"));
+
+    // Re-indexing changes the version; the next query serves the new corpus.
+    let path = f.checkout.path().join("store/store.go");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!("{text}\n// Flush writes nothing.\nfunc Flush() {{}}\n"),
+    )
+    .unwrap();
+    let args = codectx::indexing::IndexArgs {
+        path: f.checkout.path().to_path_buf(),
+        name: "shop".into(),
+        data: f.stack.data.path().to_path_buf(),
+        neo4j: None,
+        neo4j_user: String::new(),
+        neo4j_password_env: String::new(),
+        max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
+        threads: 2,
+        quiet: true,
+    };
+    codectx::indexing::run(&args, &*f.stack.stack.graph_store)
+        .await
+        .unwrap();
+    let after = lexical.rank(&f.context, rank("Flush")).await.unwrap();
+    assert_ne!(after.corpus_version, found.corpus_version);
+    assert_eq!(after.candidates[0].name, "Flush");
+    f.stack.stack.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scope_comes_from_the_context_only() {
+    let f = start_indexed("go", "shop").await;
+    let lexical = LexicalClient::connect(&PeerConfig::single(
+        f.stack.endpoint(ServiceKind::LexicalRanker),
+    ))
+    .unwrap();
+    // Another tenant's repository has no graph: its context finds nothing of shop's.
+    let other = create_tenant(&f.stack, "other", "other/api").await.unwrap();
+    let authorized = authorize(&f.stack, &other.api_key, "other/api")
+        .await
+        .unwrap();
+    let foreign = f
+        .stack
+        .stack
+        .verifier
+        .verify(&authorized.signed_context)
+        .unwrap();
+    let error = lexical.rank(&foreign, rank("NewServer")).await.unwrap_err();
+    assert_eq!(error.to_status().code(), Code::NotFound);
+    // Oversized and empty queries are rejected with the limit named.
+    let huge = lexical
+        .rank(&f.context, rank(&"x".repeat(5000)))
+        .await
+        .unwrap_err();
+    assert_eq!(huge.limit(), Some(4096));
+    assert_eq!(
+        lexical
+            .rank(&f.context, rank("  "))
+            .await
+            .unwrap_err()
+            .to_status()
+            .code(),
+        Code::InvalidArgument
+    );
+    f.stack.stack.stop().await.unwrap();
+}
