@@ -17,7 +17,7 @@ build: ## Build every crate and binary
 	$(CARGO) build --workspace --all-targets
 
 .PHONY: run
-run: ## Index REPO (default: this repository) and serve it: all seven services on embedded stores
+run: models ## Index REPO (default: this repository) and serve it: all seven services on embedded stores
 	$(CARGO) run -p codectx --bin codectx -- up --data $(DATA) --gateway-addr $(GATEWAY_ADDR) --index $(REPO) --name $(NAME)
 
 .PHONY: test

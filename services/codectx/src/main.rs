@@ -49,6 +49,9 @@ struct UpArgs {
     /// authz's gRPC port; the other services take the next six. 0 picks free ports.
     #[arg(long, default_value_t = 50051)]
     grpc_base_port: u16,
+    /// Embedding runtime and model directory (`make models` fills the default).
+    #[arg(long)]
+    models: Option<PathBuf>,
     /// Seconds to report NOT_SERVING before stopping on SIGTERM/SIGINT.
     #[arg(long, default_value_t = 1)]
     drain_seconds: u64,
@@ -134,6 +137,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         gateway_http: args.gateway_addr.clone(),
         dev_api_key,
         drain_seconds: args.drain_seconds,
+        model_directory: args.models.clone(),
     })
     .await?;
     println!("codectx is up (data in {})", args.data.display());

@@ -72,6 +72,8 @@ pub struct StackOptions {
     pub dev_api_key: Option<String>,
     /// Drain period on stop, in seconds.
     pub drain_seconds: u64,
+    /// Embedding runtime and model directory (`make models`); None: the default cache.
+    pub model_directory: Option<PathBuf>,
 }
 
 impl StackOptions {
@@ -84,6 +86,7 @@ impl StackOptions {
             gateway_http: "127.0.0.1:0".into(),
             dev_api_key: None,
             drain_seconds: 0,
+            model_directory: std::env::var_os("CODECTX_TEST_MODEL_DIR").map(PathBuf::from),
         }
     }
 }
@@ -206,13 +209,20 @@ impl Stack {
                     })
                     .await?,
                 ),
-                ServiceKind::Embedding => Some(
-                    codectx_embedding::build(codectx_embedding::Config {
-                        server: server.clone(),
-                        ..Default::default()
-                    })
-                    .await?,
-                ),
+                ServiceKind::Embedding => {
+                    let mut model = codectx_embedding::ModelConfig::default();
+                    if let Some(directory) = &options.model_directory {
+                        model.directory = directory.display().to_string();
+                    }
+                    Some(
+                        codectx_embedding::build(codectx_embedding::Config {
+                            server: server.clone(),
+                            model,
+                            ..Default::default()
+                        })
+                        .await?,
+                    )
+                }
                 ServiceKind::VectorGateway => Some(
                     codectx_vector_gateway::build(codectx_vector_gateway::Config {
                         server: server.clone(),

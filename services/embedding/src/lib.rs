@@ -1,17 +1,22 @@
-//! embedding: Local sentence embeddings of approved entity names, aliases, types and agent queries.
-//!
-//! This build serves `Describe` (the scope the service verified for the caller); the
-//! other RPCs belong to the local embeddings (ONNX Runtime) capability and answer UNIMPLEMENTED, after the
-//! tenant context has been verified, until that capability lands.
+//! embedding: local sentence embeddings over gRPC. The model loads in the background;
+//! health reports NOT_SERVING until it has, and calls answer UNAVAILABLE with the reason
+//! (missing library or model, broken file) so callers fall back to lexical-only.
+//! Concurrent requests are micro-batched; query embeddings are cached.
 
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use codectx_core::limits;
+use codectx_embed::{Embedder, ModelFiles};
 use codectx_errors::Error;
-
 use codectx_proto::common::v1::{DescribeRequest, DescribeResponse};
-use codectx_proto::embedding::v1::{self as pb, embedding_service_server};
+use codectx_proto::embedding::v1::{self as pb, EmbedPurpose, embedding_service_server};
 use codectx_runtime::{BuiltService, Readiness, ServerConfig, TenantConfig};
 use codectx_telemetry::TelemetryConfig;
 use codectx_tenant::from_request;
 use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, oneshot};
 use tonic::service::Routes;
 use tonic::{Request, Response, Status};
 
@@ -21,10 +26,10 @@ pub const NAME: &str = "embedding";
 /// Default gRPC port.
 pub const DEFAULT_PORT: u16 = 50053;
 
-const CAPABILITY: &str = "local embeddings (ONNX Runtime)";
+const CAPABILITIES: &[&str] = &["describe", "embed", "model_info"];
 
-/// Capabilities this build implements (reported by `Describe`).
-const CAPABILITIES: &[&str] = &["describe"];
+/// Texts per request.
+pub const MAX_TEXTS: usize = 64;
 
 /// Configuration: defaults, then the TOML file, then `CODECTX_EMBEDDING__*`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -33,6 +38,24 @@ pub struct Config {
     pub server: ServerConfig,
     pub telemetry: TelemetryConfig,
     pub tenant: TenantConfig,
+    pub model: ModelConfig,
+}
+
+/// The `[model]` section.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Directory with `model.onnx`, `tokenizer.json` and (unless `runtime` is set)
+    /// `libonnxruntime.so.1.32.0`, as `make models` lays it out.
+    pub directory: String,
+    /// ONNX Runtime library; empty: `ORT_DYLIB_PATH`, else `<directory>/libonnxruntime.so.1.32.0`.
+    pub runtime: String,
+    /// Texts per model run when batching concurrent requests.
+    pub max_batch: usize,
+    /// How long a batch waits for more requests, in microseconds.
+    pub batch_wait_us: u64,
+    /// Cached query embeddings.
+    pub query_cache_entries: u64,
 }
 
 impl Default for Config {
@@ -41,14 +64,87 @@ impl Default for Config {
             server: ServerConfig::listening_on(format!("127.0.0.1:{DEFAULT_PORT}")),
             telemetry: TelemetryConfig::default(),
             tenant: TenantConfig::default(),
+            model: ModelConfig::default(),
         }
     }
 }
 
-/// Builds the service's routes; it is ready as soon as it is built.
+impl Default for ModelConfig {
+    fn default() -> Self {
+        let directory = std::env::var("HOME")
+            .map(|home| format!("{home}/.cache/codectx/models"))
+            .unwrap_or_else(|_| ".cache/codectx/models".into());
+        Self {
+            directory,
+            runtime: String::new(),
+            max_batch: 32,
+            batch_wait_us: 1_000,
+            query_cache_entries: 10_000,
+        }
+    }
+}
+
+impl ModelConfig {
+    pub fn files(&self) -> ModelFiles {
+        let mut files = ModelFiles::in_directory(std::path::Path::new(&self.directory));
+        if !self.runtime.is_empty() {
+            files.runtime = PathBuf::from(&self.runtime);
+        } else if let Ok(path) = std::env::var("ORT_DYLIB_PATH") {
+            files.runtime = PathBuf::from(path);
+        }
+        files
+    }
+}
+
+type Job = (Vec<String>, oneshot::Sender<Result<Vec<Vec<f32>>, Error>>);
+
+/// Model state: loading, loaded, or failed with the reason.
+enum State {
+    Loading,
+    Ready(mpsc::Sender<Job>, codectx_embed::ModelIdentity),
+    Failed(String),
+}
+
+struct EmbeddingService {
+    state: Arc<RwLock<State>>,
+    queries: moka::future::Cache<String, Arc<Vec<f32>>>,
+}
+
+/// Builds the service and starts loading the model in the background.
 pub async fn build(config: Config) -> Result<BuiltService, Error> {
-    let _ = config;
-    let service = Embedding {};
+    let readiness = Readiness::new(false);
+    let state = Arc::new(RwLock::new(State::Loading));
+    let files = config.model.files();
+    let max_batch = config.model.max_batch.max(1);
+    let wait = Duration::from_micros(config.model.batch_wait_us);
+    let loading_state = state.clone();
+    let loading_readiness = readiness.clone();
+    tokio::spawn(async move {
+        let loaded = tokio::task::spawn_blocking(move || Embedder::load(&files)).await;
+        let next = match loaded {
+            Ok(Ok(embedder)) => {
+                let identity = embedder.identity().clone();
+                let (sender, receiver) = mpsc::channel::<Job>(1024);
+                tokio::spawn(batcher(Arc::new(embedder), receiver, max_batch, wait));
+                loading_readiness.set_ready(true);
+                State::Ready(sender, identity)
+            }
+            Ok(Err(error)) => {
+                tracing::error!(%error, "embedding model unavailable; the system runs lexical-only");
+                State::Failed(error.message().to_owned())
+            }
+            Err(error) => State::Failed(format!("model loader crashed: {error}")),
+        };
+        if let Ok(mut state) = loading_state.write() {
+            *state = next;
+        }
+    });
+    let service = EmbeddingService {
+        state,
+        queries: moka::future::Cache::builder()
+            .max_capacity(config.model.query_cache_entries)
+            .build(),
+    };
     Ok(BuiltService {
         name: NAME,
         grpc_name: embedding_service_server::SERVICE_NAME,
@@ -56,14 +152,94 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
             service,
         )),
         exempt_paths: Vec::new(),
-        readiness: Readiness::new(true),
+        readiness,
     })
 }
 
-struct Embedding {}
+/// Collects concurrent requests into one model run of at most `max_batch` texts.
+async fn batcher(
+    embedder: Arc<Embedder>,
+    mut receiver: mpsc::Receiver<Job>,
+    max_batch: usize,
+    wait: Duration,
+) {
+    while let Some(first) = receiver.recv().await {
+        let mut jobs = vec![first];
+        let mut texts = jobs[0].0.len();
+        let deadline = tokio::time::Instant::now() + wait;
+        while texts < max_batch {
+            match tokio::time::timeout_at(deadline, receiver.recv()).await {
+                Ok(Some(job)) => {
+                    texts += job.0.len();
+                    jobs.push(job);
+                }
+                _ => break,
+            }
+        }
+        let all: Vec<String> = jobs.iter().flat_map(|(t, _)| t.iter().cloned()).collect();
+        let model = embedder.clone();
+        let result = tokio::task::spawn_blocking(move || model.embed(&all))
+            .await
+            .unwrap_or_else(|e| Err(Error::internal(format!("embedding worker: {e}"))));
+        match result {
+            Ok(mut vectors) => {
+                for (job_texts, reply) in jobs {
+                    let rest = vectors.split_off(job_texts.len());
+                    let _ = reply.send(Ok(std::mem::replace(&mut vectors, rest)));
+                }
+            }
+            Err(error) => {
+                for (_, reply) in jobs {
+                    let _ = reply.send(Err(error.clone()));
+                }
+            }
+        }
+    }
+}
+
+impl EmbeddingService {
+    fn ready(&self) -> Result<(mpsc::Sender<Job>, codectx_embed::ModelIdentity), Error> {
+        let state = self
+            .state
+            .read()
+            .map_err(|_| Error::internal("model state lock poisoned"))?;
+        match &*state {
+            State::Ready(sender, identity) => Ok((sender.clone(), identity.clone())),
+            State::Loading => Err(Error::unavailable(
+                "the embedding model is still loading; retry shortly",
+            )),
+            State::Failed(reason) => Err(Error::unavailable(format!(
+                "the embedding model is not available: {reason}"
+            ))),
+        }
+    }
+
+    async fn run(
+        &self,
+        sender: &mpsc::Sender<Job>,
+        texts: Vec<String>,
+    ) -> Result<Vec<Vec<f32>>, Error> {
+        let (reply, answer) = oneshot::channel();
+        sender
+            .send((texts, reply))
+            .await
+            .map_err(|_| Error::unavailable("the embedding worker stopped"))?;
+        answer
+            .await
+            .map_err(|_| Error::unavailable("the embedding worker stopped"))?
+    }
+}
+
+fn identity_to_proto(identity: &codectx_embed::ModelIdentity) -> pb::ModelIdentity {
+    pb::ModelIdentity {
+        name: identity.name.clone(),
+        content_hash: identity.content_hash.clone(),
+        dimension: identity.dimension,
+    }
+}
 
 #[tonic::async_trait]
-impl embedding_service_server::EmbeddingService for Embedding {
+impl embedding_service_server::EmbeddingService for EmbeddingService {
     async fn describe(
         &self,
         request: Request<DescribeRequest>,
@@ -81,7 +257,8 @@ impl embedding_service_server::EmbeddingService for Embedding {
         request: Request<pb::GetModelInfoRequest>,
     ) -> Result<Response<pb::ModelIdentity>, Status> {
         let _context = from_request(&request)?;
-        Err(Error::unimplemented("GetModelInfo", CAPABILITY).into())
+        let (_, identity) = self.ready()?;
+        Ok(Response::new(identity_to_proto(&identity)))
     }
 
     async fn embed(
@@ -89,6 +266,43 @@ impl embedding_service_server::EmbeddingService for Embedding {
         request: Request<pb::EmbedRequest>,
     ) -> Result<Response<pb::EmbedResponse>, Status> {
         let _context = from_request(&request)?;
-        Err(Error::unimplemented("Embed", CAPABILITY).into())
+        let message = request.into_inner();
+        if message.texts.is_empty() {
+            return Err(Error::invalid_argument("texts", "pass at least one text").into());
+        }
+        limits::check_count("texts", message.texts.len(), MAX_TEXTS, "texts")?;
+        for text in &message.texts {
+            limits::check_bytes("texts", text, limits::RECALL_QUERY_BYTES)?;
+            if text.trim().is_empty() {
+                return Err(Error::invalid_argument("texts", "texts must not be empty").into());
+            }
+        }
+        let (sender, identity) = self.ready()?;
+        let vectors = if message.purpose == EmbedPurpose::Query as i32 {
+            let mut out = Vec::with_capacity(message.texts.len());
+            for text in message.texts {
+                let key = format!("{}\u{1}{text}", identity.content_hash);
+                let sender = sender.clone();
+                let vector = self
+                    .queries
+                    .try_get_with(key, async {
+                        let mut vectors = self.run(&sender, vec![text]).await?;
+                        Ok::<_, Error>(Arc::new(vectors.remove(0)))
+                    })
+                    .await
+                    .map_err(|e: Arc<Error>| (*e).clone())?;
+                out.push((*vector).clone());
+            }
+            out
+        } else {
+            self.run(&sender, message.texts).await?
+        };
+        Ok(Response::new(pb::EmbedResponse {
+            model: Some(identity_to_proto(&identity)),
+            embeddings: vectors
+                .into_iter()
+                .map(|values| pb::Embedding { values })
+                .collect(),
+        }))
     }
 }
