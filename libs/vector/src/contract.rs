@@ -1,0 +1,164 @@
+//! The vector contract: every backend runs these same assertions (the embedded store in
+//! this crate's tests, Milvus in its adapter's tests).
+
+use crate::{CollectionKey, VectorScope, VectorStore, isolate, prepare};
+
+fn unit(values: &[f32], key: &CollectionKey) -> Vec<f32> {
+    let mut vector = vec![0.0; key.dimension as usize];
+    vector[..values.len()].copy_from_slice(values);
+    prepare(&vector, key).unwrap()
+}
+
+/// Runs the contract on `store`, inside scopes derived from `run` (so repeated runs on a
+/// shared server do not meet each other's data).
+pub async fn run(store: &dyn VectorStore, run: &str) {
+    let a = VectorScope {
+        tenant_id: format!("org_{run}a"),
+        namespace: format!("org_{run}a|gph_{run}"),
+    };
+    let b = VectorScope {
+        tenant_id: format!("org_{run}b"),
+        namespace: format!("org_{run}b|gph_{run}"),
+    };
+    let same_tenant_other_namespace = VectorScope {
+        tenant_id: a.tenant_id.clone(),
+        namespace: format!("{}|gph_other{run}", a.tenant_id),
+    };
+    let model = CollectionKey {
+        model_hash: "0123456789abcdef0123456789abcdef".into(),
+        dimension: 8,
+    };
+    let other_model = CollectionKey {
+        model_hash: "fedcba9876543210fedcba9876543210".into(),
+        dimension: 8,
+    };
+
+    let records = vec![
+        ("e1".to_owned(), unit(&[1.0, 0.0, 0.0], &model)),
+        ("e2".to_owned(), unit(&[0.8, 0.6, 0.0], &model)),
+        ("e3".to_owned(), unit(&[0.0, 0.0, 1.0], &model)),
+    ];
+    assert_eq!(store.upsert(&a, &model, &records).await.unwrap(), 3);
+    // The same ids in tenant B point the other way.
+    let reversed = vec![
+        ("e1".to_owned(), unit(&[0.0, 0.0, 1.0], &model)),
+        ("e2".to_owned(), unit(&[0.0, 1.0, 0.0], &model)),
+        ("e3".to_owned(), unit(&[1.0, 0.0, 0.0], &model)),
+    ];
+    store.upsert(&b, &model, &reversed).await.unwrap();
+    store
+        .upsert(
+            &same_tenant_other_namespace,
+            &model,
+            &[("x".to_owned(), unit(&[1.0, 0.0, 0.0], &model))],
+        )
+        .await
+        .unwrap();
+
+    // Nearest, best first, limited, scoped.
+    let query = unit(&[1.0, 0.0, 0.0], &model);
+    let hits = store.nearest(&a, &model, &query, 10).await.unwrap();
+    assert_eq!(
+        hits.iter()
+            .map(|h| h.entity_id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["e1", "e2", "e3"]
+    );
+    assert!((hits[0].score - 1.0).abs() < 1e-3, "{hits:?}");
+    assert!((hits[1].score - 0.8).abs() < 1e-3, "{hits:?}");
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    assert!(
+        hits.iter()
+            .all(|h| h.tenant_id == a.tenant_id && h.namespace == a.namespace)
+    );
+    assert_eq!(store.nearest(&a, &model, &query, 1).await.unwrap().len(), 1);
+    // Tenant B: identical ids, its own vectors only.
+    let hits = store.nearest(&b, &model, &query, 10).await.unwrap();
+    assert_eq!(hits[0].entity_id, "e3");
+    assert!(hits.iter().all(|h| h.tenant_id == b.tenant_id));
+    // Another namespace of the same tenant is another scope.
+    let hits = store
+        .nearest(&same_tenant_other_namespace, &model, &query, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        hits.iter()
+            .map(|h| h.entity_id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["x"]
+    );
+    // Another model's collection is empty.
+    assert!(
+        store
+            .nearest(&a, &other_model, &query, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        isolate(&a, store.nearest(&a, &model, &query, 10).await.unwrap()).len(),
+        3
+    );
+
+    // Upsert replaces by id.
+    store
+        .upsert(
+            &a,
+            &model,
+            &[("e3".to_owned(), unit(&[1.0, 0.1, 0.0], &model))],
+        )
+        .await
+        .unwrap();
+    let hits = store.nearest(&a, &model, &query, 10).await.unwrap();
+    assert_eq!(hits.len(), 3);
+    assert_eq!(hits[1].entity_id, "e3");
+
+    // Delete removes the id from every model's collection, in this scope only.
+    store
+        .upsert(
+            &a,
+            &other_model,
+            &[("e1".to_owned(), unit(&[1.0, 0.0, 0.0], &other_model))],
+        )
+        .await
+        .unwrap();
+    assert!(store.delete(&a, &["e1".to_owned()]).await.unwrap() >= 1);
+    assert!(
+        store
+            .nearest(&a, &model, &query, 10)
+            .await
+            .unwrap()
+            .iter()
+            .all(|h| h.entity_id != "e1")
+    );
+    assert!(
+        store
+            .nearest(&a, &other_model, &query, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .nearest(&b, &model, &query, 10)
+            .await
+            .unwrap()
+            .iter()
+            .any(|h| h.entity_id == "e1")
+    );
+
+    // Clean up.
+    for scope in [&a, &b, &same_tenant_other_namespace] {
+        store
+            .delete(scope, &["e1".into(), "e2".into(), "e3".into(), "x".into()])
+            .await
+            .unwrap();
+        assert!(
+            store
+                .nearest(scope, &model, &query, 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+}
