@@ -226,6 +226,14 @@ impl Stack {
                 ServiceKind::VectorGateway => Some(
                     codectx_vector_gateway::build(codectx_vector_gateway::Config {
                         server: server.clone(),
+                        vectors: codectx_vector_gateway::VectorsConfig {
+                            backend: "embedded".into(),
+                            embedded_path: options
+                                .data_dir
+                                .join("vectors.db")
+                                .display()
+                                .to_string(),
+                        },
                         ..Default::default()
                     })
                     .await?,

@@ -1,16 +1,18 @@
-//! vector-gateway: Dense nearest-neighbour search and upsert/delete, scoped by the tenant context.
-//!
-//! This build serves `Describe` (the scope the service verified for the caller); the
-//! other RPCs belong to the dense vector search capability and answer UNIMPLEMENTED, after the
-//! tenant context has been verified, until that capability lands.
+//! vector-gateway: dense nearest-neighbour search and upsert/delete over memory entity
+//! vectors. Tenant and namespace come only from the verified context; hits from any other
+//! scope are dropped again after the backend's own filter.
 
+use std::sync::Arc;
+
+use codectx_core::limits;
 use codectx_errors::Error;
-
 use codectx_proto::common::v1::{DescribeRequest, DescribeResponse};
 use codectx_proto::vector::v1::{self as pb, vector_gateway_service_server};
 use codectx_runtime::{BuiltService, Readiness, ServerConfig, TenantConfig};
 use codectx_telemetry::TelemetryConfig;
-use codectx_tenant::from_request;
+use codectx_tenant::{Scope, TenantContext, from_request};
+use codectx_vector::embedded::EmbeddedVectorStore;
+use codectx_vector::{CollectionKey, VectorScope, VectorStore, check_entity_id, isolate, prepare};
 use serde::{Deserialize, Serialize};
 use tonic::service::Routes;
 use tonic::{Request, Response, Status};
@@ -21,10 +23,10 @@ pub const NAME: &str = "vector-gateway";
 /// Default gRPC port.
 pub const DEFAULT_PORT: u16 = 50054;
 
-const CAPABILITY: &str = "dense vector search";
+const CAPABILITIES: &[&str] = &["describe", "upsert", "delete", "nearest"];
 
-/// Capabilities this build implements (reported by `Describe`).
-const CAPABILITIES: &[&str] = &["describe"];
+/// Records per upsert, ids per delete.
+pub const MAX_RECORDS: usize = 256;
 
 /// Configuration: defaults, then the TOML file, then `CODECTX_VECTOR_GATEWAY__*`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -33,6 +35,17 @@ pub struct Config {
     pub server: ServerConfig,
     pub telemetry: TelemetryConfig,
     pub tenant: TenantConfig,
+    pub vectors: VectorsConfig,
+}
+
+/// The `[vectors]` section.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct VectorsConfig {
+    /// `embedded` (default).
+    pub backend: String,
+    /// The embedded store's file.
+    pub embedded_path: String,
 }
 
 impl Default for Config {
@@ -41,26 +54,73 @@ impl Default for Config {
             server: ServerConfig::listening_on(format!("127.0.0.1:{DEFAULT_PORT}")),
             telemetry: TelemetryConfig::default(),
             tenant: TenantConfig::default(),
+            vectors: VectorsConfig::default(),
         }
     }
 }
 
-/// Builds the service's routes; it is ready as soon as it is built.
+impl Default for VectorsConfig {
+    fn default() -> Self {
+        Self {
+            backend: "embedded".into(),
+            embedded_path: ".codectx/vectors.db".into(),
+        }
+    }
+}
+
+/// Opens the configured backend and builds the service over it.
 pub async fn build(config: Config) -> Result<BuiltService, Error> {
-    let _ = config;
-    let service = VectorGateway {};
-    Ok(BuiltService {
+    let store: Arc<dyn VectorStore> = match config.vectors.backend.as_str() {
+        "embedded" => Arc::new(EmbeddedVectorStore::open(std::path::Path::new(
+            &config.vectors.embedded_path,
+        ))?),
+        other => {
+            return Err(Error::invalid_argument(
+                "vectors.backend",
+                format!("unknown vector backend {other:?}: use embedded"),
+            ));
+        }
+    };
+    Ok(build_with_store(store))
+}
+
+/// Builds the service over an open store.
+pub fn build_with_store(store: Arc<dyn VectorStore>) -> BuiltService {
+    BuiltService {
         name: NAME,
         grpc_name: vector_gateway_service_server::SERVICE_NAME,
         routes: Routes::new(
-            vector_gateway_service_server::VectorGatewayServiceServer::new(service),
+            vector_gateway_service_server::VectorGatewayServiceServer::new(VectorGateway { store }),
         ),
         exempt_paths: Vec::new(),
         readiness: Readiness::new(true),
-    })
+    }
 }
 
-struct VectorGateway {}
+struct VectorGateway {
+    store: Arc<dyn VectorStore>,
+}
+
+fn scope(context: &TenantContext) -> VectorScope {
+    VectorScope {
+        tenant_id: context.tenant_id().to_owned(),
+        namespace: context.namespace().to_owned(),
+    }
+}
+
+fn collection(
+    model: Option<codectx_proto::embedding::v1::ModelIdentity>,
+) -> Result<CollectionKey, Error> {
+    let model = model.ok_or_else(|| {
+        Error::invalid_argument("model", "pass the model identity the vectors come from")
+    })?;
+    let key = CollectionKey {
+        model_hash: model.content_hash,
+        dimension: model.dimension,
+    };
+    key.validate()?;
+    Ok(key)
+}
 
 #[tonic::async_trait]
 impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
@@ -80,23 +140,66 @@ impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
         &self,
         request: Request<pb::UpsertRequest>,
     ) -> Result<Response<pb::UpsertResponse>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("Upsert", CAPABILITY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::WriteMemory)?;
+        let message = request.into_inner();
+        let key = collection(message.model)?;
+        limits::check_count("records", message.records.len(), MAX_RECORDS, "records")?;
+        let mut records = Vec::with_capacity(message.records.len());
+        for record in message.records {
+            check_entity_id(&record.entity_id)?;
+            records.push((record.entity_id, prepare(&record.values, &key)?));
+        }
+        let upserted = self.store.upsert(&scope(&context), &key, &records).await?;
+        Ok(Response::new(pb::UpsertResponse {
+            upserted: upserted as u32,
+        }))
     }
 
     async fn delete(
         &self,
         request: Request<pb::DeleteRequest>,
     ) -> Result<Response<pb::DeleteResponse>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("Delete", CAPABILITY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::WriteMemory)?;
+        let ids = request.into_inner().entity_ids;
+        limits::check_count("entity_ids", ids.len(), MAX_RECORDS, "ids")?;
+        for id in &ids {
+            check_entity_id(id)?;
+        }
+        let deleted = self.store.delete(&scope(&context), &ids).await?;
+        Ok(Response::new(pb::DeleteResponse {
+            deleted: deleted as u32,
+        }))
     }
 
     async fn nearest(
         &self,
         request: Request<pb::NearestRequest>,
     ) -> Result<Response<pb::NearestResponse>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("Nearest", CAPABILITY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::ReadMemory)?;
+        let message = request.into_inner();
+        let key = collection(message.model)?;
+        let query = prepare(&message.query, &key)?;
+        let limit = if message.limit == 0 {
+            limits::CANDIDATES_PER_LEG
+        } else {
+            (message.limit as usize).min(limits::CANDIDATES_PER_LEG)
+        };
+        let scope = scope(&context);
+        let hits = isolate(
+            &scope,
+            self.store.nearest(&scope, &key, &query, limit).await?,
+        );
+        Ok(Response::new(pb::NearestResponse {
+            hits: hits
+                .into_iter()
+                .map(|h| pb::VectorHit {
+                    entity_id: h.entity_id,
+                    score: f64::from(h.score),
+                })
+                .collect(),
+        }))
     }
 }

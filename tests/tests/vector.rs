@@ -1,0 +1,168 @@
+//! vector-gateway end to end: scope from the context only, cross-tenant isolation with
+//! identical ids, scopes required, caps.
+
+use codectx::stack::ServiceKind;
+use codectx_clients::{PeerConfig, VectorClient};
+use codectx_proto::embedding::v1::ModelIdentity;
+use codectx_proto::vector::v1::{DeleteRequest, NearestRequest, UpsertRequest, VectorRecord};
+use codectx_tests::{TestStack, authorize, create_tenant};
+use tonic::Code;
+
+fn model() -> Option<ModelIdentity> {
+    Some(ModelIdentity {
+        name: "test".into(),
+        content_hash: "00ff".into(),
+        dimension: 4,
+    })
+}
+
+fn record(id: &str, values: [f32; 4]) -> VectorRecord {
+    VectorRecord {
+        entity_id: id.into(),
+        values: values.to_vec(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tenants_never_see_each_others_vectors() {
+    let stack = TestStack::start().await.unwrap();
+    let vectors = VectorClient::connect(&PeerConfig::single(
+        stack.endpoint(ServiceKind::VectorGateway),
+    ))
+    .unwrap();
+    let a = create_tenant(&stack, "tenant-a", "shared-name")
+        .await
+        .unwrap();
+    let b = create_tenant(&stack, "tenant-b", "shared-name")
+        .await
+        .unwrap();
+    let context_a = stack
+        .stack
+        .verifier
+        .verify(
+            &authorize(&stack, &a.api_key, "shared-name")
+                .await
+                .unwrap()
+                .signed_context,
+        )
+        .unwrap();
+    let context_b = stack
+        .stack
+        .verifier
+        .verify(
+            &authorize(&stack, &b.api_key, "shared-name")
+                .await
+                .unwrap()
+                .signed_context,
+        )
+        .unwrap();
+
+    // Identical ids and names in both tenants.
+    vectors
+        .upsert(
+            &context_a,
+            UpsertRequest {
+                model: model(),
+                records: vec![record("entity", [1.0, 0.0, 0.0, 0.0])],
+            },
+        )
+        .await
+        .unwrap();
+    vectors
+        .upsert(
+            &context_b,
+            UpsertRequest {
+                model: model(),
+                records: vec![record("entity", [0.0, 1.0, 0.0, 0.0])],
+            },
+        )
+        .await
+        .unwrap();
+    let query = NearestRequest {
+        model: model(),
+        query: vec![1.0, 0.0, 0.0, 0.0],
+        limit: 10,
+    };
+    let hits_a = vectors
+        .nearest(&context_a, query.clone())
+        .await
+        .unwrap()
+        .hits;
+    assert_eq!(hits_a.len(), 1);
+    assert!((hits_a[0].score - 1.0).abs() < 1e-4);
+    let hits_b = vectors
+        .nearest(&context_b, query.clone())
+        .await
+        .unwrap()
+        .hits;
+    assert_eq!(hits_b.len(), 1);
+    assert!(
+        hits_b[0].score.abs() < 1e-4,
+        "B sees its own orthogonal vector, never A's"
+    );
+    // Deleting in B leaves A's.
+    vectors
+        .delete(
+            &context_b,
+            DeleteRequest {
+                entity_ids: vec!["entity".into()],
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        vectors
+            .nearest(&context_b, query.clone())
+            .await
+            .unwrap()
+            .hits
+            .is_empty()
+    );
+    assert_eq!(
+        vectors
+            .nearest(&context_a, query.clone())
+            .await
+            .unwrap()
+            .hits
+            .len(),
+        1
+    );
+
+    // Bad input is rejected with what to change.
+    let zero = vectors
+        .upsert(
+            &context_a,
+            UpsertRequest {
+                model: model(),
+                records: vec![record("z", [0.0; 4])],
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(zero.message().contains("all-zero"), "{}", zero.message());
+    let wrong = vectors
+        .nearest(
+            &context_a,
+            NearestRequest {
+                query: vec![1.0, 0.0],
+                ..query.clone()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.to_status().code(), Code::InvalidArgument);
+    let too_many = vectors
+        .upsert(
+            &context_a,
+            UpsertRequest {
+                model: model(),
+                records: (0..257)
+                    .map(|i| record(&i.to_string(), [1.0, 0.0, 0.0, 0.0]))
+                    .collect(),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(too_many.limit(), Some(256));
+    stack.stack.stop().await.unwrap();
+}
