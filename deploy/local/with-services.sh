@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Runs a command with the real backends the tests need started, and stops them after:
 #   deploy/local/with-services.sh cargo test --workspace
-# Exports CODECTX_TEST_NEO4J_URI, CODECTX_TEST_MODEL_DIR and ORT_DYLIB_PATH. A backend that cannot start fails the run with the
+# Exports CODECTX_TEST_NEO4J_URI, CODECTX_TEST_MILVUS_URI, CODECTX_TEST_MODEL_DIR and
+# ORT_DYLIB_PATH. A backend that cannot start fails the run with the
 # reason; tests never skip a backend silently.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 export CODECTX_NEO4J_STATE="${CODECTX_NEO4J_STATE:-${TMPDIR:-/tmp}/codectx-neo4j-$$}"
-cleanup() { "$here/neo4j.sh" stop || true; }
+export CODECTX_MILVUS_STATE="${CODECTX_MILVUS_STATE:-${TMPDIR:-/tmp}/codectx-milvus-$$}"
+cleanup() { "$here/neo4j.sh" stop || true; "$here/milvus.sh" stop || true; }
 trap cleanup EXIT
 CODECTX_TEST_NEO4J_URI="$("$here/neo4j.sh" start)"
 export CODECTX_TEST_NEO4J_URI
 echo "with-services.sh: Neo4j 5.26 at $CODECTX_TEST_NEO4J_URI" >&2
+CODECTX_TEST_MILVUS_URI="$("$here/milvus.sh" start)"
+export CODECTX_TEST_MILVUS_URI
+echo "with-services.sh: milvus-lite at $CODECTX_TEST_MILVUS_URI" >&2
 models="$("$here/models.sh")"
 export CODECTX_TEST_MODEL_DIR="$models"
 export ORT_DYLIB_PATH="$models/libonnxruntime.so.1.32.0"

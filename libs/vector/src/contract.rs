@@ -9,21 +9,26 @@ fn unit(values: &[f32], key: &CollectionKey) -> Vec<f32> {
     prepare(&vector, key).unwrap()
 }
 
-/// Runs the contract on `store`, inside scopes derived from `run` (so repeated runs on a
-/// shared server do not meet each other's data).
-pub async fn run(store: &dyn VectorStore, run: &str) {
+/// Runs the contract on `store` in fresh scopes (ids in the formats authz mints, so
+/// literal-filter backends accept them; repeated runs on a shared server never meet).
+pub async fn run(store: &dyn VectorStore) {
+    use codectx_core::ids::{mint, prefix};
+    let graph = mint(prefix::GRAPH);
+    let (tenant_a, tenant_b) = (mint(prefix::ORGANISATION), mint(prefix::ORGANISATION));
     let a = VectorScope {
-        tenant_id: format!("org_{run}a"),
-        namespace: format!("org_{run}a|gph_{run}"),
+        namespace: format!("{tenant_a}|{graph}"),
+        tenant_id: tenant_a.clone(),
     };
     let b = VectorScope {
-        tenant_id: format!("org_{run}b"),
-        namespace: format!("org_{run}b|gph_{run}"),
+        namespace: format!("{tenant_b}|{graph}"),
+        tenant_id: tenant_b,
     };
     let same_tenant_other_namespace = VectorScope {
-        tenant_id: a.tenant_id.clone(),
-        namespace: format!("{}|gph_other{run}", a.tenant_id),
+        tenant_id: tenant_a.clone(),
+        namespace: format!("{tenant_a}|{}", mint(prefix::GRAPH)),
     };
+    // Entity ids, minted too.
+    let (e1, e2, e3, x) = (mint("ent"), mint("ent"), mint("ent"), mint("ent"));
     let model = CollectionKey {
         model_hash: "0123456789abcdef0123456789abcdef".into(),
         dimension: 8,
@@ -34,23 +39,23 @@ pub async fn run(store: &dyn VectorStore, run: &str) {
     };
 
     let records = vec![
-        ("e1".to_owned(), unit(&[1.0, 0.0, 0.0], &model)),
-        ("e2".to_owned(), unit(&[0.8, 0.6, 0.0], &model)),
-        ("e3".to_owned(), unit(&[0.0, 0.0, 1.0], &model)),
+        (e1.clone(), unit(&[1.0, 0.0, 0.0], &model)),
+        (e2.clone(), unit(&[0.8, 0.6, 0.0], &model)),
+        (e3.clone(), unit(&[0.0, 0.0, 1.0], &model)),
     ];
     assert_eq!(store.upsert(&a, &model, &records).await.unwrap(), 3);
     // The same ids in tenant B point the other way.
     let reversed = vec![
-        ("e1".to_owned(), unit(&[0.0, 0.0, 1.0], &model)),
-        ("e2".to_owned(), unit(&[0.0, 1.0, 0.0], &model)),
-        ("e3".to_owned(), unit(&[1.0, 0.0, 0.0], &model)),
+        (e1.clone(), unit(&[0.0, 0.0, 1.0], &model)),
+        (e2.clone(), unit(&[0.0, 1.0, 0.0], &model)),
+        (e3.clone(), unit(&[1.0, 0.0, 0.0], &model)),
     ];
     store.upsert(&b, &model, &reversed).await.unwrap();
     store
         .upsert(
             &same_tenant_other_namespace,
             &model,
-            &[("x".to_owned(), unit(&[1.0, 0.0, 0.0], &model))],
+            &[(x.clone(), unit(&[1.0, 0.0, 0.0], &model))],
         )
         .await
         .unwrap();
@@ -62,7 +67,7 @@ pub async fn run(store: &dyn VectorStore, run: &str) {
         hits.iter()
             .map(|h| h.entity_id.as_str())
             .collect::<Vec<_>>(),
-        vec!["e1", "e2", "e3"]
+        vec![e1.as_str(), e2.as_str(), e3.as_str()]
     );
     assert!((hits[0].score - 1.0).abs() < 1e-3, "{hits:?}");
     assert!((hits[1].score - 0.8).abs() < 1e-3, "{hits:?}");
@@ -74,7 +79,7 @@ pub async fn run(store: &dyn VectorStore, run: &str) {
     assert_eq!(store.nearest(&a, &model, &query, 1).await.unwrap().len(), 1);
     // Tenant B: identical ids, its own vectors only.
     let hits = store.nearest(&b, &model, &query, 10).await.unwrap();
-    assert_eq!(hits[0].entity_id, "e3");
+    assert_eq!(hits[0].entity_id, e3);
     assert!(hits.iter().all(|h| h.tenant_id == b.tenant_id));
     // Another namespace of the same tenant is another scope.
     let hits = store
@@ -85,7 +90,7 @@ pub async fn run(store: &dyn VectorStore, run: &str) {
         hits.iter()
             .map(|h| h.entity_id.as_str())
             .collect::<Vec<_>>(),
-        vec!["x"]
+        vec![x.as_str()]
     );
     // Another model's collection is empty.
     assert!(
@@ -102,34 +107,31 @@ pub async fn run(store: &dyn VectorStore, run: &str) {
 
     // Upsert replaces by id.
     store
-        .upsert(
-            &a,
-            &model,
-            &[("e3".to_owned(), unit(&[1.0, 0.1, 0.0], &model))],
-        )
+        .upsert(&a, &model, &[(e3.clone(), unit(&[1.0, 0.1, 0.0], &model))])
         .await
         .unwrap();
     let hits = store.nearest(&a, &model, &query, 10).await.unwrap();
     assert_eq!(hits.len(), 3);
-    assert_eq!(hits[1].entity_id, "e3");
+    assert_eq!(hits[1].entity_id, e3);
 
     // Delete removes the id from every model's collection, in this scope only.
     store
         .upsert(
             &a,
             &other_model,
-            &[("e1".to_owned(), unit(&[1.0, 0.0, 0.0], &other_model))],
+            &[(e1.clone(), unit(&[1.0, 0.0, 0.0], &other_model))],
         )
         .await
         .unwrap();
-    assert!(store.delete(&a, &["e1".to_owned()]).await.unwrap() >= 1);
+    // Counts are informational (milvus-lite reports 0); what is gone is checked below.
+    store.delete(&a, std::slice::from_ref(&e1)).await.unwrap();
     assert!(
         store
             .nearest(&a, &model, &query, 10)
             .await
             .unwrap()
             .iter()
-            .all(|h| h.entity_id != "e1")
+            .all(|h| h.entity_id != e1)
     );
     assert!(
         store
@@ -144,13 +146,13 @@ pub async fn run(store: &dyn VectorStore, run: &str) {
             .await
             .unwrap()
             .iter()
-            .any(|h| h.entity_id == "e1")
+            .any(|h| h.entity_id == e1)
     );
 
     // Clean up.
     for scope in [&a, &b, &same_tenant_other_namespace] {
         store
-            .delete(scope, &["e1".into(), "e2".into(), "e3".into(), "x".into()])
+            .delete(scope, &[e1.clone(), e2.clone(), e3.clone(), x.clone()])
             .await
             .unwrap();
         assert!(

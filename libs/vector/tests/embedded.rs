@@ -7,7 +7,7 @@ use codectx_vector::{CollectionKey, VectorScope, VectorStore, contract, prepare}
 async fn embedded_meets_the_contract() {
     let dir = tempfile::tempdir().unwrap();
     let store = EmbeddedVectorStore::open(&dir.path().join("vectors.db")).unwrap();
-    contract::run(&store, "emb").await;
+    contract::run(&store).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

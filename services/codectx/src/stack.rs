@@ -233,6 +233,7 @@ impl Stack {
                                 .join("vectors.db")
                                 .display()
                                 .to_string(),
+                            ..Default::default()
                         },
                         ..Default::default()
                     })

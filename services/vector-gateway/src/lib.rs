@@ -13,6 +13,7 @@ use codectx_telemetry::TelemetryConfig;
 use codectx_tenant::{Scope, TenantContext, from_request};
 use codectx_vector::embedded::EmbeddedVectorStore;
 use codectx_vector::{CollectionKey, VectorScope, VectorStore, check_entity_id, isolate, prepare};
+use codectx_vector_milvus::{FilterMode, MilvusVectorStore};
 use serde::{Deserialize, Serialize};
 use tonic::service::Routes;
 use tonic::{Request, Response, Status};
@@ -42,10 +43,17 @@ pub struct Config {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(default, deny_unknown_fields)]
 pub struct VectorsConfig {
-    /// `embedded` (default).
+    /// `embedded` (default) or `milvus`.
     pub backend: String,
     /// The embedded store's file.
     pub embedded_path: String,
+    /// Milvus gRPC endpoint, e.g. `http://milvus:19530`.
+    pub milvus_uri: String,
+    /// Name of the environment variable holding a Milvus token (`user:password` or API key).
+    pub milvus_token_env: String,
+    /// `template` (filter parameters; Milvus 2.5+) or `literal` (servers without
+    /// templates, such as milvus-lite: only minted-id values are accepted, quoted).
+    pub milvus_filter_mode: String,
 }
 
 impl Default for Config {
@@ -64,20 +72,44 @@ impl Default for VectorsConfig {
         Self {
             backend: "embedded".into(),
             embedded_path: ".codectx/vectors.db".into(),
+            milvus_uri: String::new(),
+            milvus_token_env: "CODECTX_MILVUS_TOKEN".into(),
+            milvus_filter_mode: "template".into(),
         }
     }
 }
 
 /// Opens the configured backend and builds the service over it.
 pub async fn build(config: Config) -> Result<BuiltService, Error> {
-    let store: Arc<dyn VectorStore> = match config.vectors.backend.as_str() {
+    let vectors = &config.vectors;
+    let store: Arc<dyn VectorStore> = match vectors.backend.as_str() {
         "embedded" => Arc::new(EmbeddedVectorStore::open(std::path::Path::new(
-            &config.vectors.embedded_path,
+            &vectors.embedded_path,
         ))?),
+        "milvus" => {
+            let mode = match vectors.milvus_filter_mode.as_str() {
+                "template" => FilterMode::Template,
+                "literal" => FilterMode::Literal,
+                other => {
+                    return Err(Error::invalid_argument(
+                        "vectors.milvus_filter_mode",
+                        format!("unknown filter mode {other:?}: use template or literal"),
+                    ));
+                }
+            };
+            if vectors.milvus_uri.is_empty() {
+                return Err(Error::invalid_argument(
+                    "vectors.milvus_uri",
+                    "vectors.backend is milvus but vectors.milvus_uri is empty",
+                ));
+            }
+            let token = std::env::var(&vectors.milvus_token_env).unwrap_or_default();
+            Arc::new(MilvusVectorStore::connect(&vectors.milvus_uri, &token, mode).await?)
+        }
         other => {
             return Err(Error::invalid_argument(
                 "vectors.backend",
-                format!("unknown vector backend {other:?}: use embedded"),
+                format!("unknown vector backend {other:?}: use embedded or milvus"),
             ));
         }
     };
