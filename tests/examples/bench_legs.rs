@@ -30,11 +30,63 @@ impl Random {
 }
 
 const WORDS: &[&str] = &[
-    "payment", "service", "owner", "billing", "invoice", "user", "account", "session", "token", "cache", "router",
-    "handler", "request", "response", "config", "parser", "writer", "reader", "stream", "buffer", "queue", "worker",
-    "scheduler", "metrics", "trace", "span", "index", "graph", "node", "edge", "vector", "search", "query", "result",
-    "error", "retry", "timeout", "deadline", "tenant", "policy", "grant", "key", "secret", "audit", "event", "log",
-    "file", "path", "module", "package", "symbol", "method", "function", "type", "interface", "client", "server",
+    "payment",
+    "service",
+    "owner",
+    "billing",
+    "invoice",
+    "user",
+    "account",
+    "session",
+    "token",
+    "cache",
+    "router",
+    "handler",
+    "request",
+    "response",
+    "config",
+    "parser",
+    "writer",
+    "reader",
+    "stream",
+    "buffer",
+    "queue",
+    "worker",
+    "scheduler",
+    "metrics",
+    "trace",
+    "span",
+    "index",
+    "graph",
+    "node",
+    "edge",
+    "vector",
+    "search",
+    "query",
+    "result",
+    "error",
+    "retry",
+    "timeout",
+    "deadline",
+    "tenant",
+    "policy",
+    "grant",
+    "key",
+    "secret",
+    "audit",
+    "event",
+    "log",
+    "file",
+    "path",
+    "module",
+    "package",
+    "symbol",
+    "method",
+    "function",
+    "type",
+    "interface",
+    "client",
+    "server",
 ];
 
 fn percentile(samples: &mut [Duration], p: f64) -> Duration {
@@ -52,7 +104,10 @@ fn measure(iterations: usize, mut work: impl FnMut(usize)) -> (Duration, Duratio
         work(i);
         samples.push(started.elapsed());
     }
-    (percentile(&mut samples, 0.5), percentile(&mut samples, 0.95))
+    (
+        percentile(&mut samples, 0.5),
+        percentile(&mut samples, 0.95),
+    )
 }
 
 async fn measure_async<F, Fut>(iterations: usize, mut work: F) -> (Duration, Duration)
@@ -69,22 +124,36 @@ where
         work(i).await;
         samples.push(started.elapsed());
     }
-    (percentile(&mut samples, 0.5), percentile(&mut samples, 0.95))
+    (
+        percentile(&mut samples, 0.5),
+        percentile(&mut samples, 0.95),
+    )
 }
 
 fn row(case: &str, (p50, p95): (Duration, Duration), goal: &str) {
-    println!("| {case} | {:.3} ms | {:.3} ms | {goal} |", p50.as_secs_f64() * 1e3, p95.as_secs_f64() * 1e3);
+    println!(
+        "| {case} | {:.3} ms | {:.3} ms | {goal} |",
+        p50.as_secs_f64() * 1e3,
+        p95.as_secs_f64() * 1e3
+    );
 }
 
 fn memory_corpus(random: &mut Random, size: usize) -> Vec<Document> {
     (0..size)
         .map(|i| {
-            let name = format!("{} {} {}", random.pick(WORDS), random.pick(WORDS), random.pick(WORDS));
+            let name = format!(
+                "{} {} {}",
+                random.pick(WORDS),
+                random.pick(WORDS),
+                random.pick(WORDS)
+            );
             Document {
                 id: format!("ent_{i}"),
                 qualified_name: name.clone(),
                 name,
-                kind: random.pick(&["service", "person", "team", "decision", "incident"]).to_owned(),
+                kind: random
+                    .pick(&["service", "person", "team", "decision", "incident"])
+                    .to_owned(),
                 aliases: vec![format!("{}-{}", random.pick(WORDS), i % 97)],
                 ..Default::default()
             }
@@ -96,14 +165,21 @@ fn code_corpus(random: &mut Random, size: usize) -> Vec<Document> {
     (0..size)
         .map(|i| {
             let package = format!("{}/{}", random.pick(WORDS), random.pick(WORDS));
-            let type_name = format!("{}{}", capitalize(random.pick(WORDS)), capitalize(random.pick(WORDS)));
+            let type_name = format!(
+                "{}{}",
+                capitalize(random.pick(WORDS)),
+                capitalize(random.pick(WORDS))
+            );
             let method = format!("{}{}", random.pick(WORDS), capitalize(random.pick(WORDS)));
             Document {
                 id: format!("n_{i}"),
                 name: method.clone(),
                 qualified_name: format!("{package}.(*{type_name}).{method}"),
                 kind: "method".into(),
-                signature: format!("func (x *{type_name}) {method}(ctx context.Context, {} string) error", random.pick(WORDS)),
+                signature: format!(
+                    "func (x *{type_name}) {method}(ctx context.Context, {} string) error",
+                    random.pick(WORDS)
+                ),
                 ..Default::default()
             }
         })
@@ -112,10 +188,17 @@ fn code_corpus(random: &mut Random, size: usize) -> Vec<Document> {
 
 fn capitalize(word: &str) -> String {
     let mut chars = word.chars();
-    chars.next().map(|c| c.to_uppercase().collect::<String>() + chars.as_str()).unwrap_or_default()
+    chars
+        .next()
+        .map(|c| c.to_uppercase().collect::<String>() + chars.as_str())
+        .unwrap_or_default()
 }
 
-fn random_vectors(random: &mut Random, count: usize, key: &CollectionKey) -> Vec<(String, Vec<f32>)> {
+fn random_vectors(
+    random: &mut Random,
+    count: usize,
+    key: &CollectionKey,
+) -> Vec<(String, Vec<f32>)> {
     (0..count)
         .map(|i| {
             let raw: Vec<f32> = (0..key.dimension).map(|_| random.unit()).collect();
@@ -131,43 +214,93 @@ async fn main() {
     println!("|---|---|---|---|");
 
     let memory = LexicalIndex::build(memory_corpus(&mut random, 5_000));
-    let queries: Vec<String> = (0..500).map(|_| format!("{} {}", random.pick(WORDS), random.pick(WORDS))).collect();
-    row("BM25, 5,000 memory entities (2-word queries)", measure(2_000, |i| {
-        std::hint::black_box(memory.rank(&queries[i % queries.len()], 10, &[]));
-    }), "p95 < 1 ms");
+    let queries: Vec<String> = (0..500)
+        .map(|_| format!("{} {}", random.pick(WORDS), random.pick(WORDS)))
+        .collect();
+    row(
+        "BM25, 5,000 memory entities (2-word queries)",
+        measure(2_000, |i| {
+            std::hint::black_box(memory.rank(&queries[i % queries.len()], 10, &[]));
+        }),
+        "p95 < 1 ms",
+    );
 
     let code = LexicalIndex::build(code_corpus(&mut random, 100_000));
-    row("BM25, 100,000 code symbols (2-word queries)", measure(300, |i| {
-        std::hint::black_box(code.rank(&queries[i % queries.len()], 10, &[]));
-    }), "");
-    row("exact lookup, 100,000 code symbols", measure(2_000, |i| {
-        std::hint::black_box(code.exact(&format!("{}{}", queries[i % 50].split(' ').next().unwrap(), "Handler"), 10, &[]));
-    }), "");
+    row(
+        "BM25, 100,000 code symbols (2-word queries)",
+        measure(300, |i| {
+            std::hint::black_box(code.rank(&queries[i % queries.len()], 10, &[]));
+        }),
+        "",
+    );
+    row(
+        "exact lookup, 100,000 code symbols",
+        measure(2_000, |i| {
+            std::hint::black_box(code.exact(
+                &format!(
+                    "{}{}",
+                    queries[i % 50].split(' ').next().unwrap(),
+                    "Handler"
+                ),
+                10,
+                &[],
+            ));
+        }),
+        "",
+    );
 
     match std::env::var("CODECTX_TEST_MODEL_DIR") {
         Ok(directory) => {
-            let model = codectx_embed::Embedder::load(&codectx_embed::ModelFiles::in_directory(std::path::Path::new(&directory))).unwrap();
-            row("query embedding, batch 1", measure(200, |i| {
-                std::hint::black_box(model.embed(&[queries[i % queries.len()].clone()]).unwrap());
-            }), "p50 < 4 ms");
+            let model = codectx_embed::Embedder::load(&codectx_embed::ModelFiles::in_directory(
+                std::path::Path::new(&directory),
+            ))
+            .unwrap();
+            row(
+                "query embedding, batch 1",
+                measure(200, |i| {
+                    std::hint::black_box(
+                        model.embed(&[queries[i % queries.len()].clone()]).unwrap(),
+                    );
+                }),
+                "p50 < 4 ms",
+            );
             let batch: Vec<String> = queries.iter().take(16).cloned().collect();
-            row("query embedding, batch 16", measure(50, |_| {
-                std::hint::black_box(model.embed(&batch).unwrap());
-            }), "");
+            row(
+                "query embedding, batch 16",
+                measure(50, |_| {
+                    std::hint::black_box(model.embed(&batch).unwrap());
+                }),
+                "",
+            );
         }
-        Err(_) => println!("| query embedding | skipped: CODECTX_TEST_MODEL_DIR not set (run via make bench-legs) | | |"),
+        Err(_) => println!(
+            "| query embedding | skipped: CODECTX_TEST_MODEL_DIR not set (run via make bench-legs) | | |"
+        ),
     }
 
-    let key = CollectionKey { model_hash: "0123456789abcdef".into(), dimension: 384 };
+    let key = CollectionKey {
+        model_hash: "0123456789abcdef".into(),
+        dimension: 384,
+    };
     let scope = VectorScope {
         tenant_id: codectx_core::ids::mint("org"),
-        namespace: format!("{}|{}", codectx_core::ids::mint("org"), codectx_core::ids::mint("gph")),
+        namespace: format!(
+            "{}|{}",
+            codectx_core::ids::mint("org"),
+            codectx_core::ids::mint("gph")
+        ),
     };
-    let scope = VectorScope { namespace: format!("{}|{}", scope.tenant_id, codectx_core::ids::mint("gph")), ..scope };
+    let scope = VectorScope {
+        namespace: format!("{}|{}", scope.tenant_id, codectx_core::ids::mint("gph")),
+        ..scope
+    };
     let query_vectors = random_vectors(&mut random, 100, &key);
     let directory = tempfile::tempdir().unwrap();
     for count in [5_000usize, 50_000] {
-        let store = codectx_vector::embedded::EmbeddedVectorStore::open(&directory.path().join(format!("v{count}.db"))).unwrap();
+        let store = codectx_vector::embedded::EmbeddedVectorStore::open(
+            &directory.path().join(format!("v{count}.db")),
+        )
+        .unwrap();
         let vectors = random_vectors(&mut random, count, &key);
         for chunk in vectors.chunks(1_000) {
             store.upsert(&scope, &key, chunk).await.unwrap();
@@ -182,14 +315,27 @@ async fn main() {
             }
         })
         .await;
-        row(&format!("vector search, embedded, {count} vectors"), timing, if count == 5_000 { "< 1 ms" } else { "" });
+        row(
+            &format!("vector search, embedded, {count} vectors"),
+            timing,
+            if count == 5_000 { "< 1 ms" } else { "" },
+        );
     }
     match std::env::var("CODECTX_TEST_MILVUS_URI") {
         Ok(uri) => {
-            let store = codectx_vector_milvus::MilvusVectorStore::connect(&uri, "", codectx_vector_milvus::FilterMode::Literal).await.unwrap();
+            let store = codectx_vector_milvus::MilvusVectorStore::connect(
+                &uri,
+                "",
+                codectx_vector_milvus::FilterMode::Literal,
+            )
+            .await
+            .unwrap();
             for count in [5_000usize, 50_000] {
                 let tenant = codectx_core::ids::mint("org");
-                let scope = VectorScope { namespace: format!("{tenant}|{}", codectx_core::ids::mint("gph")), tenant_id: tenant };
+                let scope = VectorScope {
+                    namespace: format!("{tenant}|{}", codectx_core::ids::mint("gph")),
+                    tenant_id: tenant,
+                };
                 let vectors = random_vectors(&mut random, count, &key);
                 for chunk in vectors.chunks(1_000) {
                     store.upsert(&scope, &key, chunk).await.unwrap();
@@ -204,9 +350,15 @@ async fn main() {
                     }
                 })
                 .await;
-                row(&format!("vector search, Milvus (milvus-lite), {count} vectors"), timing, "");
+                row(
+                    &format!("vector search, Milvus (milvus-lite), {count} vectors"),
+                    timing,
+                    "",
+                );
             }
         }
-        Err(_) => println!("| vector search, Milvus | skipped: CODECTX_TEST_MILVUS_URI not set (run via make bench-legs) | | |"),
+        Err(_) => println!(
+            "| vector search, Milvus | skipped: CODECTX_TEST_MILVUS_URI not set (run via make bench-legs) | | |"
+        ),
     }
 }

@@ -7,10 +7,13 @@
 //! or `""` for repository-level nodes. Re-indexing replaces whole owners, which is what
 //! makes incremental indexing cheap and exact.
 
+pub mod memory;
 pub mod model;
 pub mod neo4j;
+mod neo4j_memory;
 pub mod query;
 pub mod sqlite;
+mod sqlite_memory;
 
 use std::collections::HashMap;
 

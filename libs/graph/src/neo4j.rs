@@ -178,10 +178,21 @@ impl Neo4jGraphStore {
             .build()
             .map_err(backend)?;
         let graph = Graph::connect(config).map_err(backend)?;
-        for statement in SCHEMA {
+        for statement in SCHEMA.iter().chain(crate::neo4j_memory::MEMORY_SCHEMA) {
             graph.run(query(statement)).await.map_err(backend)?;
         }
         Ok(Self { graph })
+    }
+
+    pub(crate) fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    pub(crate) async fn fetch_rows<T: for<'de> Deserialize<'de>>(
+        &self,
+        q: Query,
+    ) -> Result<Vec<T>, Error> {
+        self.fetch(q).await
     }
 
     async fn fetch<T: for<'de> Deserialize<'de>>(&self, q: Query) -> Result<Vec<T>, Error> {

@@ -160,12 +160,15 @@ impl SqliteGraphStore {
             )
             .map_err(storage)?;
         connection.execute_batch(SCHEMA).map_err(storage)?;
+        connection
+            .execute_batch(crate::sqlite_memory::MEMORY_SCHEMA)
+            .map_err(storage)?;
         Ok(Self {
             connection: Arc::new(Mutex::new(connection)),
         })
     }
 
-    async fn run<T: Send + 'static>(
+    pub(crate) async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce(&mut Connection) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {

@@ -12,7 +12,54 @@ use rusqlite::{Connection, params};
 
 use crate::{CollectionKey, Hit, VectorScope, VectorStore};
 
-type Namespace = HashMap<String, Vec<f32>>;
+/// One scope's vectors, contiguous for cache-friendly scans.
+#[derive(Default)]
+struct Namespace {
+    ids: Vec<String>,
+    positions: HashMap<String, usize>,
+    /// `ids.len() × dimension` values, row by row.
+    data: Vec<f32>,
+}
+
+impl Namespace {
+    fn insert(&mut self, id: String, vector: Vec<f32>) {
+        match self.positions.get(&id) {
+            Some(&at) => {
+                let dimension = vector.len();
+                self.data[at * dimension..(at + 1) * dimension].copy_from_slice(&vector);
+            }
+            None => {
+                self.positions.insert(id.clone(), self.ids.len());
+                self.ids.push(id);
+                self.data.extend_from_slice(&vector);
+            }
+        }
+    }
+
+    fn remove(&mut self, id: &str, dimension: usize) {
+        let Some(at) = self.positions.remove(id) else {
+            return;
+        };
+        let last = self.ids.len() - 1;
+        if at != last {
+            let moved = self.ids[last].clone();
+            self.data
+                .copy_within(last * dimension..(last + 1) * dimension, at * dimension);
+            self.ids.swap(at, last);
+            self.positions.insert(moved, at);
+        }
+        self.ids.pop();
+        self.data.truncate(last * dimension);
+    }
+}
+
+fn dimension_of(collection: &str) -> usize {
+    collection
+        .rsplit('_')
+        .next()
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(0)
+}
 
 #[derive(Default)]
 struct Memory {
@@ -172,10 +219,11 @@ impl VectorStore for EmbeddedVectorStore {
             }
             let mut memory = store.memory.write().map_err(|_| Error::internal("vector memory lock poisoned"))?;
             let key = (scope.tenant_id.clone(), scope.namespace.clone());
-            for collection in memory.collections.values_mut() {
+            for (name, collection) in memory.collections.iter_mut() {
+                let dimension = dimension_of(name);
                 if let Some(namespace) = collection.get_mut(&key) {
                     for id in &ids {
-                        namespace.remove(id);
+                        namespace.remove(id, dimension);
                     }
                 }
             }
@@ -203,24 +251,25 @@ impl VectorStore for EmbeddedVectorStore {
         else {
             return Ok(Vec::new());
         };
-        let mut scored: Vec<(f32, &String)> = namespace
-            .iter()
-            .map(|(id, vector)| {
-                (
-                    vector.iter().zip(query).map(|(a, b)| a * b).sum::<f32>(),
-                    id,
-                )
-            })
-            .collect();
-        let limit = limit.min(scored.len());
-        if limit == 0 {
+        let dimension = collection.dimension as usize;
+        if query.len() != dimension || namespace.ids.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        scored.select_nth_unstable_by(limit - 1, |a, b| {
-            b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1))
-        });
-        scored.truncate(limit);
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        // Exact scan keeping the best `limit` (a small sorted buffer beats a heap here).
+        let mut best: Vec<(f32, usize)> = Vec::with_capacity(limit + 1);
+        for (row, values) in namespace.data.chunks_exact(dimension).enumerate() {
+            let score: f32 = values.iter().zip(query).map(|(a, b)| a * b).sum();
+            if best.len() == limit && best.last().is_some_and(|(worst, _)| score <= *worst) {
+                continue;
+            }
+            let at = best.partition_point(|(s, _)| *s >= score);
+            best.insert(at, (score, row));
+            best.truncate(limit);
+        }
+        let scored: Vec<(f32, &String)> = best
+            .into_iter()
+            .map(|(score, row)| (score, &namespace.ids[row]))
+            .collect();
         Ok(scored
             .into_iter()
             .map(|(score, id)| Hit {
