@@ -96,6 +96,11 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
     async fn nodes_of_kinds(&self, graph_id: &str, kinds: &[NodeKind]) -> Result<Vec<Node>, Error>;
 }
 
+/// A backend that holds both the code graph and agent memory (every backend does).
+pub trait Store: GraphStore + memory::MemoryStore {}
+
+impl<T: GraphStore + memory::MemoryStore> Store for T {}
+
 /// Hash of an owner's content, independent of order.
 pub fn owner_hash(nodes: &[Node], edges: &[Edge]) -> String {
     use sha2::{Digest, Sha256};

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use codectx_authz::{Authority, DevIdentity};
 use codectx_clients::PeerConfig;
 use codectx_errors::Error;
-use codectx_graph::GraphStore;
+use codectx_graph::Store;
 use codectx_graph::sqlite::SqliteGraphStore;
 use codectx_runtime::{RunningService, ServerConfig, TenantConfig};
 use codectx_tenant::Verifier;
@@ -95,7 +95,7 @@ impl StackOptions {
 #[derive(Debug)]
 pub struct Stack {
     running: Vec<RunningService>,
-    pub graph_store: Arc<dyn GraphStore>,
+    pub graph_store: Arc<dyn Store>,
     endpoints: BTreeMap<ServiceKind, String>,
     gateway_http: Option<SocketAddr>,
     http_task: Option<tokio::task::JoinHandle<Result<(), Error>>>,
@@ -169,7 +169,7 @@ impl Stack {
 
         // The embedded graph store; repositories indexed into it get access entries for
         // the development subject.
-        let graph_store: Arc<dyn GraphStore> =
+        let graph_store: Arc<dyn Store> =
             Arc::new(SqliteGraphStore::open(&options.data_dir.join("graph.db"))?);
         for repository in graph_store.repositories().await? {
             codectx_authz::ensure_repository_access(

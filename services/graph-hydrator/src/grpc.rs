@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use codectx_core::limits;
 use codectx_errors::Error;
+use codectx_graph::memory::{EntityInput, MemoryEntity};
 use codectx_graph::query::{self, Directions, ExpandOptions, SYMBOL_KINDS};
-use codectx_graph::{Confidence, Direction, EdgeKind, GraphStore, Neighbor, Node, NodeKind};
+use codectx_graph::{Confidence, Direction, EdgeKind, Neighbor, Node, NodeKind, Store};
 use codectx_proto::common::v1::{DescribeRequest, DescribeResponse, Omission, SourceSpan};
 use codectx_proto::graph::v1::{self as pb, graph_hydrator_service_server::GraphHydratorService};
 use codectx_proto::lexical::v1::ScopeKind;
@@ -17,8 +18,7 @@ use tonic::{Request, Response, Status};
 
 use crate::{NAME, snippet};
 
-const CAPABILITIES: &[&str] = &["describe", "code_graph", "lexical_corpus"];
-const MEMORY: &str = "agent memory";
+const CAPABILITIES: &[&str] = &["describe", "code_graph", "lexical_corpus", "memory"];
 
 /// Ids per request.
 const MAX_IDS: usize = 100;
@@ -29,7 +29,7 @@ const MAX_LIMIT: u32 = 200;
 const CORPUS_CHUNK: usize = 1_000;
 
 pub(crate) struct GraphHydrator {
-    pub(crate) store: Arc<dyn GraphStore>,
+    pub(crate) store: Arc<dyn Store>,
 }
 
 fn code_context<T>(request: &Request<T>) -> Result<TenantContext, Status> {
@@ -473,10 +473,46 @@ impl GraphHydratorService for GraphHydrator {
         &self,
         request: Request<pb::StreamLexicalCorpusRequest>,
     ) -> Result<Response<Self::StreamLexicalCorpusStream>, Status> {
-        let context = code_context(&request)?;
-        if request.get_ref().scope != ScopeKind::Code as i32 {
-            return Err(Error::unimplemented("StreamLexicalCorpus for memory", MEMORY).into());
+        if request.get_ref().scope == ScopeKind::Memory as i32 {
+            let context = from_request(&request)?;
+            context.require_scope(Scope::ReadMemory)?;
+            let version = self
+                .store
+                .memory_version(context.tenant_id(), context.namespace())
+                .await?;
+            let entities = self
+                .store
+                .memory_corpus(context.tenant_id(), context.namespace())
+                .await?;
+            let mut chunks: Vec<Result<pb::CorpusChunk, Status>> = entities
+                .chunks(CORPUS_CHUNK)
+                .map(|chunk| {
+                    Ok(pb::CorpusChunk {
+                        version: version.clone(),
+                        entries: chunk
+                            .iter()
+                            .map(|e| pb::CorpusEntry {
+                                entity_id: e.id.clone(),
+                                name: e.name.clone(),
+                                qualified_name: e.name.clone(),
+                                kind: e.entity_type.clone(),
+                                signature: String::new(),
+                                aliases: e.aliases.clone(),
+                                error_messages: Vec::new(),
+                            })
+                            .collect(),
+                    })
+                })
+                .collect();
+            if chunks.is_empty() {
+                chunks.push(Ok(pb::CorpusChunk {
+                    version,
+                    entries: Vec::new(),
+                }));
+            }
+            return Ok(Response::new(Box::pin(tokio_stream::iter(chunks))));
         }
+        let context = code_context(&request)?;
         let repository = self.require_graph(&context).await?;
         let mut kinds = SYMBOL_KINDS.to_vec();
         kinds.push(NodeKind::ErrorMessage);
@@ -525,10 +561,16 @@ impl GraphHydratorService for GraphHydrator {
         &self,
         request: Request<pb::GetCorpusVersionRequest>,
     ) -> Result<Response<pb::GetCorpusVersionResponse>, Status> {
-        let context = code_context(&request)?;
-        if request.get_ref().scope != ScopeKind::Code as i32 {
-            return Err(Error::unimplemented("GetCorpusVersion for memory", MEMORY).into());
+        if request.get_ref().scope == ScopeKind::Memory as i32 {
+            let context = from_request(&request)?;
+            context.require_scope(Scope::ReadMemory)?;
+            let version = self
+                .store
+                .memory_version(context.tenant_id(), context.namespace())
+                .await?;
+            return Ok(Response::new(pb::GetCorpusVersionResponse { version }));
         }
+        let context = code_context(&request)?;
         let repository = self.require_graph(&context).await?;
         Ok(Response::new(pb::GetCorpusVersionResponse {
             version: repository.version,
@@ -539,31 +581,153 @@ impl GraphHydratorService for GraphHydrator {
         &self,
         request: Request<pb::UpsertMemoryEntitiesRequest>,
     ) -> Result<Response<pb::UpsertMemoryEntitiesResponse>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("UpsertMemoryEntities", MEMORY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::WriteMemory)?;
+        let message = request.into_inner();
+        limits::check_count("entities", message.entities.len(), 32, "entities")?;
+        let inputs: Vec<EntityInput> = message
+            .entities
+            .into_iter()
+            .map(|e| EntityInput {
+                name: e.name,
+                entity_type: e.r#type,
+                aliases: e.aliases,
+                facts: e
+                    .facts
+                    .into_iter()
+                    .map(|f| (f.predicate, f.object))
+                    .collect(),
+            })
+            .collect();
+        let source = if message.source_client.is_empty() {
+            "unknown".to_owned()
+        } else {
+            message.source_client
+        };
+        limits::check_bytes("source_client", &source, 256)?;
+        let entities = self
+            .store
+            .remember(
+                context.tenant_id(),
+                context.namespace(),
+                &inputs,
+                &source,
+                now(),
+            )
+            .await?;
+        Ok(Response::new(pb::UpsertMemoryEntitiesResponse {
+            entities: entities.iter().map(memory_entity).collect(),
+        }))
     }
 
     async fn forget_memory_entity(
         &self,
         request: Request<pb::ForgetMemoryEntityRequest>,
     ) -> Result<Response<pb::ForgetMemoryEntityResponse>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("ForgetMemoryEntity", MEMORY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::WriteMemory)?;
+        let name = request.into_inner().name;
+        if name.trim().is_empty() {
+            return Err(Error::invalid_argument("name", "name the entity to forget").into());
+        }
+        limits::check_bytes("name", &name, codectx_graph::memory::MAX_NAME_BYTES)?;
+        let forgotten = self
+            .store
+            .forget(context.tenant_id(), context.namespace(), &name)
+            .await?;
+        let (entity_id, facts_removed) = forgotten.unwrap_or_default();
+        Ok(Response::new(pb::ForgetMemoryEntityResponse {
+            entity_id,
+            facts_removed: facts_removed as u32,
+        }))
     }
 
     async fn hydrate_memory_entities(
         &self,
         request: Request<pb::HydrateMemoryEntitiesRequest>,
     ) -> Result<Response<pb::HydrateMemoryEntitiesResponse>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("HydrateMemoryEntities", MEMORY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::ReadMemory)?;
+        let ids = request.into_inner().ids;
+        check_ids(&ids)?;
+        let entities = self
+            .store
+            .memory_entities(context.tenant_id(), context.namespace(), &ids)
+            .await?;
+        let found: std::collections::HashSet<&str> =
+            entities.iter().map(|e| e.id.as_str()).collect();
+        let missing = ids
+            .iter()
+            .filter(|id| !found.contains(id.as_str()))
+            .cloned()
+            .collect();
+        Ok(Response::new(pb::HydrateMemoryEntitiesResponse {
+            entities: entities.iter().map(memory_entity).collect(),
+            missing,
+        }))
     }
 
     async fn expand_facts(
         &self,
         request: Request<pb::ExpandFactsRequest>,
     ) -> Result<Response<pb::ExpandFactsResponse>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("ExpandFacts", MEMORY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::ReadMemory)?;
+        let message = request.into_inner();
+        check_ids(&message.ids)?;
+        let hops = message.hops.clamp(1, limits::RECALL_MAX_HOPS);
+        let limit = if message.fact_limit == 0 {
+            limits::RECALL_MAX_FACTS
+        } else {
+            (message.fact_limit as usize).min(limits::RECALL_MAX_FACTS)
+        };
+        let (facts, truncated) = self
+            .store
+            .memory_facts(
+                context.tenant_id(),
+                context.namespace(),
+                &message.ids,
+                hops,
+                limit,
+            )
+            .await?;
+        Ok(Response::new(pb::ExpandFactsResponse {
+            facts: facts
+                .into_iter()
+                .map(|f| pb::FactEdge {
+                    subject_id: f.subject_id,
+                    subject: f.subject,
+                    hop: f.hop,
+                    fact: Some(pb::MemoryFact {
+                        predicate: f.predicate,
+                        object: f.object,
+                        confidence: f.confidence,
+                        source_client: f.source_client,
+                        created_at: f.created_at,
+                        updated_at: f.updated_at,
+                        valid_to: f.valid_to,
+                    }),
+                })
+                .collect(),
+            truncated,
+        }))
     }
+}
+
+fn memory_entity(e: &MemoryEntity) -> pb::MemoryEntity {
+    pb::MemoryEntity {
+        id: e.id.clone(),
+        name: e.name.clone(),
+        r#type: e.entity_type.clone(),
+        aliases: e.aliases.clone(),
+        created_at: e.created_at,
+        updated_at: e.updated_at,
+    }
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }

@@ -9,7 +9,7 @@ pub mod store;
 use std::sync::Arc;
 
 use codectx_errors::Error;
-use codectx_graph::GraphStore;
+use codectx_graph::Store;
 use codectx_proto::graph::v1::graph_hydrator_service_server::{
     GraphHydratorServiceServer, SERVICE_NAME,
 };
@@ -54,7 +54,7 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
 }
 
 /// Builds the service over an already open store (tests, `codectx up`).
-pub fn build_with_store(store: Arc<dyn GraphStore>) -> BuiltService {
+pub fn build_with_store(store: Arc<dyn Store>) -> BuiltService {
     BuiltService {
         name: NAME,
         grpc_name: SERVICE_NAME,

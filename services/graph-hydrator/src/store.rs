@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use codectx_errors::Error;
-use codectx_graph::GraphStore;
+use codectx_graph::Store;
 use codectx_graph::neo4j::Neo4jGraphStore;
 use codectx_graph::sqlite::SqliteGraphStore;
 use serde::{Deserialize, Serialize};
@@ -36,7 +36,7 @@ impl Default for GraphConfig {
 }
 
 /// Opens the configured store.
-pub async fn open(config: &GraphConfig) -> Result<Arc<dyn GraphStore>, Error> {
+pub async fn open(config: &GraphConfig) -> Result<Arc<dyn Store>, Error> {
     match config.backend.as_str() {
         "sqlite" => Ok(Arc::new(SqliteGraphStore::open(std::path::Path::new(
             &config.sqlite_path,

@@ -25,8 +25,13 @@ pub const NAME: &str = "lexical-ranker";
 /// Default gRPC port.
 pub const DEFAULT_PORT: u16 = 50052;
 
-const CAPABILITIES: &[&str] = &["describe", "exact_lookup", "bm25", "code_scope"];
-const MEMORY: &str = "agent memory";
+const CAPABILITIES: &[&str] = &[
+    "describe",
+    "exact_lookup",
+    "bm25",
+    "code_scope",
+    "memory_scope",
+];
 
 /// Configuration: defaults, then the TOML file, then `CODECTX_LEXICAL_RANKER__*`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -163,18 +168,22 @@ impl LexicalRanker {
         context: &TenantContext,
         scope: ScopeKind,
     ) -> Result<(Arc<LexicalIndex>, String), Error> {
-        if scope == ScopeKind::Memory {
-            context.require_scope(Scope::ReadMemory)?;
-            return Err(Error::unimplemented("Rank over memory", MEMORY));
-        }
-        context.require_scope(Scope::ReadCode)?;
-        let scope_key = format!("code:{}", context.graph_id());
+        let scope_key = match scope {
+            ScopeKind::Memory => {
+                context.require_scope(Scope::ReadMemory)?;
+                format!("memory:{}", context.namespace())
+            }
+            _ => {
+                context.require_scope(Scope::ReadCode)?;
+                format!("code:{}", context.graph_id())
+            }
+        };
         let version = self
             .graph
             .get_corpus_version(
                 context,
                 GetCorpusVersionRequest {
-                    scope: ScopeKind::Code as i32,
+                    scope: scope as i32,
                 },
             )
             .await?
@@ -198,7 +207,7 @@ impl LexicalRanker {
                     .stream_lexical_corpus(
                         &loader_context,
                         StreamLexicalCorpusRequest {
-                            scope: ScopeKind::Code as i32,
+                            scope: scope as i32,
                         },
                     )
                     .await?;
