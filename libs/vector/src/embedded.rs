@@ -58,7 +58,10 @@ impl Namespace {
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut lanes = [0f32; 8];
     let chunks = a.len() / 8;
-    for (x, y) in a[..chunks * 8].chunks_exact(8).zip(b[..chunks * 8].chunks_exact(8)) {
+    for (x, y) in a[..chunks * 8]
+        .chunks_exact(8)
+        .zip(b[..chunks * 8].chunks_exact(8))
+    {
         for ((lane, x), y) in lanes.iter_mut().zip(x).zip(y) {
             *lane += x * y;
         }

@@ -1,0 +1,275 @@
+//! The pure parts of context assembly, shared by every answer: reciprocal rank fusion of
+//! the retrieval legs (k = 60, over ranks, never raw scores; exact matches first) and
+//! packing a structured answer under a token budget, where the estimate is
+//! ceil(bytes of the complete JSON / 4) including the token field itself, lowest-value
+//! detail goes first, and every omission is listed.
+
+use std::collections::HashMap;
+
+use codectx_core::limits;
+use codectx_errors::{Error, ErrorKind};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Which leg found a candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Leg {
+    Exact,
+    Name,
+    Vector,
+}
+
+/// A fused candidate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fused {
+    pub id: String,
+    /// Sum over legs of 1 / (k + rank), rank starting at 1.
+    pub score: f64,
+    pub legs: Vec<Leg>,
+    pub exact: bool,
+}
+
+/// Fuses ranked legs with RRF (k = 60). Exact matches come first (in their own order),
+/// then the rest by fused score; ties break by id. Duplicates across legs merge into one
+/// entity with every leg that found it.
+pub fn fuse(exact: &[String], legs: &[(Leg, Vec<String>)], limit: usize) -> Vec<Fused> {
+    let mut fused: HashMap<&str, Fused> = HashMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for (rank, id) in exact.iter().enumerate() {
+        let entry = fused.entry(id.as_str()).or_insert_with(|| {
+            order.push(id.as_str());
+            Fused {
+                id: id.clone(),
+                score: 0.0,
+                legs: vec![],
+                exact: true,
+            }
+        });
+        entry.score += 1.0 / (limits::RRF_K + rank as f64 + 1.0);
+        if !entry.legs.contains(&Leg::Exact) {
+            entry.legs.push(Leg::Exact);
+        }
+    }
+    for (leg, ids) in legs {
+        let mut seen = std::collections::HashSet::new();
+        for (rank, id) in ids.iter().filter(|id| seen.insert(id.as_str())).enumerate() {
+            let entry = fused.entry(id.as_str()).or_insert_with(|| {
+                order.push(id.as_str());
+                Fused {
+                    id: id.clone(),
+                    score: 0.0,
+                    legs: vec![],
+                    exact: false,
+                }
+            });
+            entry.score += 1.0 / (limits::RRF_K + rank as f64 + 1.0);
+            if !entry.legs.contains(leg) {
+                entry.legs.push(*leg);
+            }
+        }
+    }
+    let exact_order: HashMap<&str, usize> = exact
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
+    let mut out: Vec<Fused> = order
+        .into_iter()
+        .filter_map(|id| fused.remove(id))
+        .collect();
+    out.sort_by(|a, b| {
+        match (
+            exact_order.get(a.id.as_str()),
+            exact_order.get(b.id.as_str()),
+        ) {
+            (Some(x), Some(y)) => x.cmp(y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)),
+        }
+    });
+    for entry in &mut out {
+        entry.legs.sort();
+    }
+    out.truncate(limit);
+    out
+}
+
+/// ceil(bytes / 4) of a JSON text.
+pub fn estimate(json: &str) -> u32 {
+    json.len().div_ceil(4) as u32
+}
+
+/// Serializes `answer` with its own estimate in `answer["tokens"]`, so the number counts
+/// itself. The estimate is stable after at most a few passes (digits change length).
+pub fn finalize(mut answer: Value) -> (String, u32) {
+    let mut tokens = 0u32;
+    for _ in 0..4 {
+        answer["tokens"] = Value::from(tokens);
+        let text = answer.to_string();
+        let next = estimate(&text);
+        if next == tokens {
+            return (text, tokens);
+        }
+        tokens = next;
+    }
+    answer["tokens"] = Value::from(tokens);
+    let text = answer.to_string();
+    let settled = estimate(&text);
+    answer["tokens"] = Value::from(settled);
+    (answer.to_string(), settled)
+}
+
+/// A removable piece of an answer: a JSON pointer to an array and how valuable each
+/// element is (lower goes first).
+#[derive(Debug, Clone)]
+pub struct Removable {
+    /// Array to shrink, as a JSON pointer (`/entries/0/callers`).
+    pub pointer: String,
+    /// What the omission list calls it (`callers of X`).
+    pub what: String,
+    /// Lower is dropped first.
+    pub priority: u32,
+}
+
+/// Packs `answer` under `max_tokens`: drops the last elements of the removable arrays,
+/// lowest priority first, recording each omission in `answer["omitted"]`. Fails with
+/// `budget_exceeded` when even the answer without every removable detail does not fit.
+pub fn pack(
+    mut answer: Value,
+    max_tokens: u32,
+    removable: &[Removable],
+) -> Result<(String, u32), Error> {
+    let mut order: Vec<&Removable> = removable.iter().collect();
+    order.sort_by_key(|r| r.priority);
+    let mut omitted: Vec<(String, usize)> = Vec::new();
+    loop {
+        let mut candidate = answer.clone();
+        if !omitted.is_empty() {
+            let list: Vec<Value> = omitted
+                .iter()
+                .map(|(what, count)| serde_json::json!({"what": what, "count": count, "reason": "budget"}))
+                .collect();
+            let existing = candidate
+                .get("omitted")
+                .and_then(|o| o.as_array())
+                .cloned()
+                .unwrap_or_default();
+            candidate["omitted"] = Value::Array(existing.into_iter().chain(list).collect());
+        }
+        let (text, tokens) = finalize(candidate);
+        if tokens <= max_tokens {
+            return Ok((text, tokens));
+        }
+        // Remove one element from the lowest-priority non-empty array.
+        let Some(target) = order.iter().find(|r| {
+            answer
+                .pointer(&r.pointer)
+                .and_then(|v| v.as_array())
+                .is_some_and(|a| !a.is_empty())
+        }) else {
+            return Err(Error::new(
+                ErrorKind::LimitExceeded,
+                format!("the smallest answer needs {tokens} tokens; max_tokens is {max_tokens}: raise max_tokens"),
+            )
+            .with_reason("budget_exceeded")
+            .with_field("max_tokens"));
+        };
+        if let Some(array) = answer
+            .pointer_mut(&target.pointer)
+            .and_then(|v| v.as_array_mut())
+        {
+            array.pop();
+        }
+        match omitted.iter_mut().find(|(what, _)| *what == target.what) {
+            Some((_, count)) => *count += 1,
+            None => omitted.push((target.what.clone(), 1)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ids(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn rrf_uses_ranks_and_puts_exact_first() {
+        let fused = fuse(
+            &ids(&["exact"]),
+            &[
+                (Leg::Name, ids(&["a", "b", "c"])),
+                (Leg::Vector, ids(&["c", "a", "d"])),
+            ],
+            10,
+        );
+        let order: Vec<&str> = fused.iter().map(|f| f.id.as_str()).collect();
+        // a: 1/61 + 1/62; c: 1/63 + 1/61; b: 1/62; d: 1/63.
+        assert_eq!(order, vec!["exact", "a", "c", "b", "d"]);
+        assert_eq!(fused[1].legs, vec![Leg::Name, Leg::Vector]);
+        assert!((fused[1].score - (1.0 / 61.0 + 1.0 / 62.0)).abs() < 1e-12);
+        assert!(fused[0].exact);
+        assert_eq!(fuse(&[], &[(Leg::Name, ids(&["a", "b", "c"]))], 2).len(), 2);
+    }
+
+    #[test]
+    fn an_exact_match_also_found_by_a_leg_keeps_both_legs_once() {
+        let fused = fuse(&ids(&["a"]), &[(Leg::Name, ids(&["a", "a", "b"]))], 10);
+        assert_eq!(fused.len(), 2);
+        assert_eq!(fused[0].legs, vec![Leg::Exact, Leg::Name]);
+    }
+
+    #[test]
+    fn the_estimate_counts_itself() {
+        let (text, tokens) = finalize(json!({"status": "ok", "entries": ["x".repeat(4000)]}));
+        assert_eq!(tokens, estimate(&text));
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed["tokens"], tokens);
+    }
+
+    #[test]
+    fn packing_drops_low_value_detail_first_and_lists_it() {
+        let answer = json!({
+            "status": "ok",
+            "entries": [{"name": "Serve", "callers": (0..50).map(|i| format!("caller number {i}")).collect::<Vec<_>>(),
+                         "tests": (0..50).map(|i| format!("test number {i}")).collect::<Vec<_>>()}],
+            "omitted": []
+        });
+        let removable = vec![
+            Removable {
+                pointer: "/entries/0/tests".into(),
+                what: "tests of Serve".into(),
+                priority: 1,
+            },
+            Removable {
+                pointer: "/entries/0/callers".into(),
+                what: "callers of Serve".into(),
+                priority: 2,
+            },
+        ];
+        let (text, tokens) = pack(answer, 300, &removable).unwrap();
+        assert!(tokens <= 300);
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        assert!(parsed["entries"][0]["tests"].as_array().unwrap().len() < 50);
+        let omitted = parsed["omitted"].as_array().unwrap();
+        assert_eq!(omitted[0]["what"], "tests of Serve");
+        assert_eq!(omitted[0]["reason"], "budget");
+        // Tests go entirely before any caller is dropped.
+        if parsed["entries"][0]["callers"].as_array().unwrap().len() < 50 {
+            assert!(parsed["entries"][0]["tests"].as_array().unwrap().is_empty());
+        }
+    }
+
+    #[test]
+    fn a_subject_that_cannot_fit_is_budget_exceeded() {
+        let answer = json!({"status": "ok", "subject": "x".repeat(2000), "omitted": []});
+        let error = pack(answer, 256, &[]).unwrap_err();
+        assert_eq!(error.reason(), "budget_exceeded");
+        assert!(error.message().contains("raise max_tokens"));
+    }
+}
