@@ -1,16 +1,20 @@
 //! context-assembler: Orchestrates the retrieval legs and the graph into small, budgeted answers.
 //!
-//! This build serves `Describe` (the scope the service verified for the caller); the
-//! other RPCs belong to the context assembly capability and answer UNIMPLEMENTED, after the
-//! tenant context has been verified, until that capability lands.
+//! This build answers symbol context, call graphs and code search from the lexical leg
+//! and the graph (code symbols are not embedded: only the exact and name legs apply).
+//! Minimal context, PR context, snippets and memory answer UNIMPLEMENTED, after the tenant
+//! context has been verified, until the rest of the capability lands.
 
-use codectx_clients::PeerConfig;
+mod code;
+
+use codectx_clients::{GraphClient, LexicalClient, PeerConfig};
 use codectx_errors::Error;
 use codectx_proto::assembler::v1::{self as pb, context_assembler_service_server};
 use codectx_proto::common::v1::{DescribeRequest, DescribeResponse};
+use codectx_proto::graph::v1::Direction as GraphDirection;
 use codectx_runtime::{BuiltService, Readiness, ServerConfig, TenantConfig};
 use codectx_telemetry::TelemetryConfig;
-use codectx_tenant::from_request;
+use codectx_tenant::{Scope, from_request};
 use serde::{Deserialize, Serialize};
 use tonic::service::Routes;
 use tonic::{Request, Response, Status};
@@ -24,7 +28,7 @@ pub const DEFAULT_PORT: u16 = 50056;
 const CAPABILITY: &str = "context assembly";
 
 /// Capabilities this build implements (reported by `Describe`).
-const CAPABILITIES: &[&str] = &["describe"];
+const CAPABILITIES: &[&str] = &["describe", "symbol_context", "call_graph", "search"];
 
 /// Configuration: defaults, then the TOML file, then `CODECTX_CONTEXT_ASSEMBLER__*`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -70,8 +74,10 @@ impl Default for Peers {
 
 /// Builds the service's routes; it is ready as soon as it is built.
 pub async fn build(config: Config) -> Result<BuiltService, Error> {
-    let _ = config;
-    let service = ContextAssembler {};
+    let service = ContextAssembler {
+        graph: GraphClient::connect(&config.peers.graph_hydrator)?,
+        lexical: LexicalClient::connect(&config.peers.lexical_ranker)?,
+    };
     Ok(BuiltService {
         name: NAME,
         grpc_name: context_assembler_service_server::SERVICE_NAME,
@@ -83,7 +89,35 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
     })
 }
 
-struct ContextAssembler {}
+struct ContextAssembler {
+    graph: GraphClient,
+    lexical: LexicalClient,
+}
+
+fn respond(answer: code::Answer) -> Response<pb::ContextAnswer> {
+    Response::new(pb::ContextAnswer {
+        status: answer.status as i32,
+        tokens: answer.tokens,
+        json: answer.json,
+    })
+}
+
+/// Every operation ends within the DESIGN.md deadline (10 s).
+async fn deadline<T>(
+    work: impl std::future::Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    tokio::time::timeout(
+        std::time::Duration::from_secs(codectx_core::limits::OPERATION_DEADLINE_SECONDS),
+        work,
+    )
+    .await
+    .map_err(|_| {
+        Error::new(
+            codectx_errors::ErrorKind::DeadlineExceeded,
+            "the answer took longer than 10 s; narrow the request",
+        )
+    })?
+}
 
 #[tonic::async_trait]
 impl context_assembler_service_server::ContextAssemblerService for ContextAssembler {
@@ -111,16 +145,42 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         &self,
         request: Request<pb::SymbolContextRequest>,
     ) -> Result<Response<pb::ContextAnswer>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("SymbolContext", CAPABILITY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::ReadCode)?;
+        let message = request.into_inner();
+        let answer = deadline(code::symbol_context(
+            &self.graph,
+            &context,
+            &message.symbol,
+            message.max_tokens,
+            message.include_ids,
+        ))
+        .await?;
+        Ok(respond(answer))
     }
 
     async fn call_graph(
         &self,
         request: Request<pb::CallGraphRequest>,
     ) -> Result<Response<pb::ContextAnswer>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("CallGraph", CAPABILITY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::ReadCode)?;
+        let message = request.into_inner();
+        let direction = match pb::CallDirection::try_from(message.direction) {
+            Ok(pb::CallDirection::Callers) => GraphDirection::Incoming,
+            Ok(pb::CallDirection::Callees) => GraphDirection::Outgoing,
+            _ => GraphDirection::Both,
+        };
+        let answer = deadline(code::call_graph(
+            &self.graph,
+            &context,
+            &message.symbol,
+            direction,
+            message.depth,
+            message.max_tokens,
+        ))
+        .await?;
+        Ok(respond(answer))
     }
 
     async fn pr_context(
@@ -135,8 +195,19 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         &self,
         request: Request<pb::SearchRequest>,
     ) -> Result<Response<pb::ContextAnswer>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("Search", CAPABILITY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::ReadCode)?;
+        let message = request.into_inner();
+        let answer = deadline(code::search(
+            &self.lexical,
+            &self.graph,
+            &context,
+            &message.query,
+            message.kinds,
+            message.limit,
+        ))
+        .await?;
+        Ok(respond(answer))
     }
 
     async fn code_snippet(

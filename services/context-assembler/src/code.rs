@@ -1,0 +1,451 @@
+//! Answers about code: symbol context, call graphs and search. Each answer is canonical
+//! JSON with `status`, `entries`, `omitted`, `provenance` and `tokens`, packed under the
+//! normalized token budget (lowest-value detail dropped first, every omission listed).
+
+use codectx_assemble::{Leg, Removable, fuse, pack};
+use codectx_clients::{GraphClient, LexicalClient};
+use codectx_core::limits;
+use codectx_errors::Error;
+use codectx_proto::common::v1::AnswerStatus;
+use codectx_proto::graph::v1 as graph;
+use codectx_proto::lexical::v1 as lexical;
+use codectx_tenant::TenantContext;
+use serde_json::{Value, json};
+
+/// Per-direction node limit for expansions inside an answer.
+const RELATION_LIMIT: u32 = 20;
+
+pub struct Answer {
+    pub status: AnswerStatus,
+    pub json: String,
+    pub tokens: u32,
+}
+
+fn status_name(status: AnswerStatus) -> &'static str {
+    match status {
+        AnswerStatus::Ok => "ok",
+        AnswerStatus::NotFound => "not_found",
+        AnswerStatus::Ambiguous => "ambiguous",
+        AnswerStatus::Denied => "denied",
+        AnswerStatus::BudgetExceeded => "budget_exceeded",
+        AnswerStatus::Truncated => "truncated",
+        AnswerStatus::Unspecified => "unspecified",
+    }
+}
+
+/// A symbol card as agents see it; ids only when asked for.
+fn card(card: &graph::SymbolCard, include_ids: bool) -> Value {
+    let span = card.span.clone().unwrap_or_default();
+    let mut value = json!({
+        "qualified_name": card.qualified_name,
+        "kind": card.kind,
+        "signature": card.signature,
+        "path": span.path,
+        "lines": [span.start_line, span.end_line],
+        "summary": card.summary,
+        "fingerprint": card.fingerprint,
+    });
+    if include_ids {
+        value["id"] = Value::from(card.id.clone());
+    }
+    if card.signature.is_empty() {
+        value.as_object_mut().expect("object").remove("signature");
+    }
+    if card.summary.is_empty() {
+        value.as_object_mut().expect("object").remove("summary");
+    }
+    value
+}
+
+/// A neighbour: where it is and how sure the edge is.
+fn neighbor(n: &graph::Neighbor) -> Value {
+    let card = n.card.clone().unwrap_or_default();
+    let span = card.span.clone().unwrap_or_default();
+    let mut value = json!({"qualified_name": card.qualified_name, "kind": card.kind});
+    if !span.path.is_empty() {
+        value["path"] = Value::from(span.path);
+        value["line"] = Value::from(n.line.unwrap_or(span.start_line));
+    }
+    if n.depth > 1 {
+        value["depth"] = Value::from(n.depth);
+    }
+    match graph::Confidence::try_from(n.confidence) {
+        Ok(graph::Confidence::NameMatch) => value["confidence"] = Value::from("name_match"),
+        Ok(graph::Confidence::Unresolved) => value["confidence"] = Value::from("unresolved"),
+        _ => {}
+    }
+    value
+}
+
+fn envelope(status: AnswerStatus, entries: Vec<Value>, legs: &[&str]) -> Value {
+    json!({"status": status_name(status), "entries": entries, "omitted": [], "provenance": {"legs": legs}, "tokens": 0})
+}
+
+fn finish(
+    status: AnswerStatus,
+    answer: Value,
+    max_tokens: u32,
+    removable: &[Removable],
+) -> Result<Answer, Error> {
+    match pack(answer, max_tokens, removable) {
+        Ok((json, tokens)) => Ok(Answer {
+            status,
+            json,
+            tokens,
+        }),
+        Err(error) if error.reason() == "budget_exceeded" => {
+            let (json, tokens) = codectx_assemble::finalize(json!({
+                "status": "budget_exceeded",
+                "entries": [],
+                "omitted": [],
+                "message": error.message(),
+                "tokens": 0
+            }));
+            Ok(Answer {
+                status: AnswerStatus::BudgetExceeded,
+                json,
+                tokens,
+            })
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// Resolves a selector to one symbol, or answers not_found / ambiguous.
+async fn resolve(
+    graph: &GraphClient,
+    context: &TenantContext,
+    selector: &str,
+) -> Result<Result<graph::SymbolCard, Value>, Error> {
+    if selector.trim().is_empty() {
+        return Err(Error::invalid_argument(
+            "symbol",
+            "symbol is empty: pass a name or qualified name",
+        ));
+    }
+    limits::check_bytes("symbol", selector, limits::SELECTOR_BYTES)?;
+    let found = graph
+        .lookup_symbols(
+            context,
+            graph::LookupSymbolsRequest {
+                selector: selector.into(),
+                kinds: vec![],
+                limit: 10,
+            },
+        )
+        .await?;
+    match found.matches.len() {
+        0 => Ok(Err(json!({
+            "status": "not_found",
+            "entries": [],
+            "omitted": [],
+            "suggestion": format!("no symbol named {selector:?}; try the search tool with words from its name"),
+            "tokens": 0
+        }))),
+        1 => Ok(Ok(found.matches.into_iter().next().expect("one"))),
+        _ => {
+            let candidates: Vec<Value> = found
+                .matches
+                .iter()
+                .map(|m| {
+                    let span = m.span.clone().unwrap_or_default();
+                    json!({"qualified_name": m.qualified_name, "kind": m.kind, "path": span.path, "line": span.start_line})
+                })
+                .collect();
+            Ok(Err(json!({
+                "status": "ambiguous",
+                "entries": [],
+                "candidates": candidates,
+                "omitted": [],
+                "suggestion": "pass one of the candidates' qualified names as symbol",
+                "tokens": 0
+            })))
+        }
+    }
+}
+
+fn early(answer: Value) -> Answer {
+    let status = match answer["status"].as_str() {
+        Some("ambiguous") => AnswerStatus::Ambiguous,
+        _ => AnswerStatus::NotFound,
+    };
+    let (json, tokens) = codectx_assemble::finalize(answer);
+    Answer {
+        status,
+        json,
+        tokens,
+    }
+}
+
+async fn relation(
+    graph: &GraphClient,
+    context: &TenantContext,
+    id: &str,
+    kinds: Vec<graph::EdgeKind>,
+    direction: graph::Direction,
+    depth: u32,
+) -> Result<(Vec<Value>, Vec<Value>), Error> {
+    let expanded = graph
+        .expand(
+            context,
+            graph::ExpandRequest {
+                ids: vec![id.to_owned()],
+                edge_kinds: kinds.into_iter().map(|k| k as i32).collect(),
+                direction: direction as i32,
+                depth,
+                limit_per_direction: RELATION_LIMIT,
+            },
+        )
+        .await?;
+    let Some(expansion) = expanded.expansions.into_iter().next() else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let omitted = expansion
+        .omitted
+        .iter()
+        .map(|o| json!({"what": o.what, "count": o.count, "reason": o.reason}))
+        .collect();
+    Ok((expansion.neighbors.iter().map(neighbor).collect(), omitted))
+}
+
+/// `get_symbol_context`: the symbol's card with callers, callees, implementations and tests.
+pub async fn symbol_context(
+    graph: &GraphClient,
+    context: &TenantContext,
+    selector: &str,
+    max_tokens: u32,
+    include_ids: bool,
+) -> Result<Answer, Error> {
+    let max_tokens = limits::normalize_max_tokens(max_tokens, limits::DEFAULT_TOKENS_CONTEXT);
+    let symbol = match resolve(graph, context, selector).await? {
+        Ok(symbol) => symbol,
+        Err(answer) => return Ok(early(answer)),
+    };
+    let (callers, mut omitted) = relation(
+        graph,
+        context,
+        &symbol.id,
+        vec![graph::EdgeKind::Calls],
+        graph::Direction::Incoming,
+        1,
+    )
+    .await?;
+    let (callees, more) = relation(
+        graph,
+        context,
+        &symbol.id,
+        vec![graph::EdgeKind::Calls],
+        graph::Direction::Outgoing,
+        1,
+    )
+    .await?;
+    omitted.extend(more);
+    let (implementations, more) = relation(
+        graph,
+        context,
+        &symbol.id,
+        vec![graph::EdgeKind::Implements],
+        graph::Direction::Both,
+        1,
+    )
+    .await?;
+    omitted.extend(more);
+    let (tests, more) = relation(
+        graph,
+        context,
+        &symbol.id,
+        vec![graph::EdgeKind::TestedBy],
+        graph::Direction::Outgoing,
+        1,
+    )
+    .await?;
+    omitted.extend(more);
+    let mut entry = card(&symbol, include_ids);
+    entry["callers"] = Value::from(callers);
+    entry["callees"] = Value::from(callees);
+    entry["implementations"] = Value::from(implementations);
+    entry["tests"] = Value::from(tests);
+    let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
+    answer["omitted"] = Value::from(omitted);
+    let name = &symbol.qualified_name;
+    let removable = [
+        Removable {
+            pointer: "/entries/0/callees".into(),
+            what: format!("callees of {name}"),
+            priority: 1,
+        },
+        Removable {
+            pointer: "/entries/0/implementations".into(),
+            what: format!("implementations of {name}"),
+            priority: 2,
+        },
+        Removable {
+            pointer: "/entries/0/tests".into(),
+            what: format!("tests of {name}"),
+            priority: 3,
+        },
+        Removable {
+            pointer: "/entries/0/callers".into(),
+            what: format!("callers of {name}"),
+            priority: 4,
+        },
+    ];
+    finish(AnswerStatus::Ok, answer, max_tokens, &removable)
+}
+
+/// `get_call_graph`: callers and/or callees, depth 1..2.
+pub async fn call_graph(
+    graph: &GraphClient,
+    context: &TenantContext,
+    selector: &str,
+    direction: graph::Direction,
+    depth: u32,
+    max_tokens: u32,
+) -> Result<Answer, Error> {
+    let max_tokens = limits::normalize_max_tokens(max_tokens, limits::DEFAULT_TOKENS_CONTEXT);
+    let symbol = match resolve(graph, context, selector).await? {
+        Ok(symbol) => symbol,
+        Err(answer) => return Ok(early(answer)),
+    };
+    let depth = limits::clamp_depth(depth);
+    let mut entry = card(&symbol, false);
+    let mut omitted = Vec::new();
+    let mut removable = Vec::new();
+    let name = symbol.qualified_name.clone();
+    if matches!(
+        direction,
+        graph::Direction::Incoming | graph::Direction::Both | graph::Direction::Unspecified
+    ) {
+        let (callers, more) = relation(
+            graph,
+            context,
+            &symbol.id,
+            vec![graph::EdgeKind::Calls],
+            graph::Direction::Incoming,
+            depth,
+        )
+        .await?;
+        entry["callers"] = Value::from(callers);
+        omitted.extend(more);
+        removable.push(Removable {
+            pointer: "/entries/0/callers".into(),
+            what: format!("callers of {name}"),
+            priority: 2,
+        });
+    }
+    if matches!(
+        direction,
+        graph::Direction::Outgoing | graph::Direction::Both | graph::Direction::Unspecified
+    ) {
+        let (callees, more) = relation(
+            graph,
+            context,
+            &symbol.id,
+            vec![graph::EdgeKind::Calls],
+            graph::Direction::Outgoing,
+            depth,
+        )
+        .await?;
+        entry["callees"] = Value::from(callees);
+        omitted.extend(more);
+        removable.push(Removable {
+            pointer: "/entries/0/callees".into(),
+            what: format!("callees of {name}"),
+            priority: 1,
+        });
+    }
+    let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
+    answer["omitted"] = Value::from(omitted);
+    finish(AnswerStatus::Ok, answer, max_tokens, &removable)
+}
+
+/// `search`: exact matches first, then BM25, fused by rank, hydrated (stale ids dropped),
+/// at most 8 entries.
+pub async fn search(
+    lexical_client: &LexicalClient,
+    graph: &GraphClient,
+    context: &TenantContext,
+    query: &str,
+    kinds: Vec<String>,
+    limit: u32,
+) -> Result<Answer, Error> {
+    if query.trim().is_empty() {
+        return Err(Error::invalid_argument("query", "query is empty"));
+    }
+    limits::check_bytes("query", query, limits::TASK_BYTES)?;
+    let limit = if limit == 0 {
+        limits::ENTRIES_AFTER_HYDRATION
+    } else {
+        (limit as usize).min(limits::ENTRIES_AFTER_HYDRATION)
+    };
+    let ranked = lexical_client
+        .rank(
+            context,
+            lexical::RankRequest {
+                scope: lexical::ScopeKind::Code as i32,
+                query: query.into(),
+                limit: limits::CANDIDATES_PER_LEG as u32,
+                kinds,
+            },
+        )
+        .await?;
+    let exact: Vec<String> = ranked
+        .candidates
+        .iter()
+        .filter(|c| c.exact)
+        .map(|c| c.entity_id.clone())
+        .collect();
+    let named: Vec<String> = ranked
+        .candidates
+        .iter()
+        .filter(|c| !c.exact)
+        .map(|c| c.entity_id.clone())
+        .collect();
+    let fused = fuse(&exact, &[(Leg::Name, named)], limits::CANDIDATES_PER_LEG);
+    let ids: Vec<String> = fused.iter().map(|f| f.id.clone()).collect();
+    let cards = graph
+        .get_symbol_cards(context, graph::GetSymbolCardsRequest { ids })
+        .await?;
+    let by_id: std::collections::HashMap<&str, &graph::SymbolCard> =
+        cards.cards.iter().map(|c| (c.id.as_str(), c)).collect();
+    let mut entries = Vec::new();
+    for candidate in &fused {
+        // Candidates the graph no longer has are dropped, never shown from search data.
+        let Some(found) = by_id.get(candidate.id.as_str()) else {
+            continue;
+        };
+        if entries.len() >= limit {
+            break;
+        }
+        let mut entry = card(found, false);
+        entry["found_by"] = Value::from(
+            candidate
+                .legs
+                .iter()
+                .map(|l| format!("{l:?}").to_lowercase())
+                .collect::<Vec<_>>(),
+        );
+        entries.push(entry);
+    }
+    if entries.is_empty() {
+        let (json, tokens) = codectx_assemble::finalize(json!({
+            "status": "not_found",
+            "entries": [],
+            "omitted": [],
+            "suggestion": "no symbol matches; try other words, a qualified name, or an error message",
+            "tokens": 0
+        }));
+        return Ok(Answer {
+            status: AnswerStatus::NotFound,
+            json,
+            tokens,
+        });
+    }
+    let answer = envelope(AnswerStatus::Ok, entries, &["exact", "name"]);
+    finish(
+        AnswerStatus::Ok,
+        answer,
+        limits::DEFAULT_TOKENS_CONTEXT,
+        &[],
+    )
+}

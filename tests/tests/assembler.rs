@@ -1,0 +1,173 @@
+//! context-assembler end to end on the Go fixture: symbol context, call graph and search
+//! answers, their statuses, token estimates and budgets.
+
+use codectx::stack::ServiceKind;
+use codectx_clients::{AssemblerClient, PeerConfig};
+use codectx_proto::assembler::v1 as pb;
+use codectx_proto::common::v1::AnswerStatus;
+use codectx_tests::start_indexed;
+use serde_json::Value;
+
+fn parse(answer: &pb::ContextAnswer) -> Value {
+    let value: Value = serde_json::from_str(&answer.json).unwrap();
+    // The estimate is ceil(bytes / 4) of the complete JSON, counting itself.
+    assert_eq!(
+        answer.tokens as usize,
+        answer.json.len().div_ceil(4),
+        "{}",
+        answer.json
+    );
+    assert_eq!(value["tokens"], answer.tokens);
+    value
+}
+
+fn names(list: &Value) -> Vec<String> {
+    let mut names: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["qualified_name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn symbol_context_call_graph_and_search() {
+    let f = start_indexed("go", "shop").await;
+    let assembler = AssemblerClient::connect(&PeerConfig::single(
+        f.stack.endpoint(ServiceKind::ContextAssembler),
+    ))
+    .unwrap();
+
+    let answer = assembler
+        .symbol_context(
+            &f.context,
+            pb::SymbolContextRequest {
+                symbol: "Server.Serve".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::Ok);
+    let value = parse(&answer);
+    let entry = &value["entries"][0];
+    assert_eq!(
+        entry["qualified_name"],
+        "example.com/shop/server.(*Server).Serve"
+    );
+    assert_eq!(entry["path"], "server/server.go");
+    assert_eq!(entry["lines"], serde_json::json!([26, 35]));
+    assert_eq!(
+        names(&entry["callers"]),
+        vec![
+            "example.com/shop/server.Run",
+            "example.com/shop/server.TestServe"
+        ]
+    );
+    assert_eq!(
+        names(&entry["tests"]),
+        vec!["example.com/shop/server.TestServe"]
+    );
+    assert!(entry.get("id").is_none(), "ids only when asked for");
+
+    // Two symbols named Serve: ambiguous, with candidates to pick from.
+    let answer = assembler
+        .symbol_context(
+            &f.context,
+            pb::SymbolContextRequest {
+                symbol: "Serve".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::Ambiguous);
+    assert_eq!(parse(&answer)["candidates"].as_array().unwrap().len(), 2);
+    // Nothing: not_found, no entries, a bounded suggestion.
+    let answer = assembler
+        .symbol_context(
+            &f.context,
+            pb::SymbolContextRequest {
+                symbol: "NoSuchThing".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::NotFound);
+    let value = parse(&answer);
+    assert!(value["entries"].as_array().unwrap().is_empty());
+    assert!(value["suggestion"].as_str().is_some());
+
+    // A tight budget drops detail and lists it.
+    let answer = assembler
+        .symbol_context(
+            &f.context,
+            pb::SymbolContextRequest {
+                symbol: "Server.Serve".into(),
+                max_tokens: 256,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let value = parse(&answer);
+    assert!(answer.tokens <= 256, "{}", answer.tokens);
+    if answer.status() == AnswerStatus::Ok {
+        assert!(!value["omitted"].as_array().unwrap().is_empty(), "{value}");
+    } else {
+        assert_eq!(answer.status(), AnswerStatus::BudgetExceeded);
+    }
+
+    let answer = assembler
+        .call_graph(
+            &f.context,
+            pb::CallGraphRequest {
+                symbol: "server.Run".into(),
+                direction: pb::CallDirection::Callees as i32,
+                depth: 1,
+                max_tokens: 0,
+            },
+        )
+        .await
+        .unwrap();
+    let value = parse(&answer);
+    let callees = names(&value["entries"][0]["callees"]);
+    assert!(
+        callees.contains(&"example.com/shop/server.NewServer".to_owned()),
+        "{callees:?}"
+    );
+    assert!(value["entries"][0].get("callers").is_none());
+
+    let answer = assembler
+        .search(
+            &f.context,
+            pb::SearchRequest {
+                query: "new server".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let value = parse(&answer);
+    assert_eq!(
+        value["entries"][0]["qualified_name"],
+        "example.com/shop/server.NewServer"
+    );
+    assert!(value["entries"].as_array().unwrap().len() <= 8);
+    let answer = assembler
+        .search(
+            &f.context,
+            pb::SearchRequest {
+                query: "zzzqqq".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::NotFound);
+    assert!(parse(&answer)["entries"].as_array().unwrap().is_empty());
+    f.stack.stack.stop().await.unwrap();
+}
