@@ -1,13 +1,15 @@
 //! context-assembler: Orchestrates the retrieval legs and the graph into small, budgeted answers.
 //!
 //! This build answers symbol context, call graphs and code search from the lexical leg
-//! and the graph (code symbols are not embedded: only the exact and name legs apply).
-//! Minimal context, PR context, snippets and memory answer UNIMPLEMENTED, after the tenant
-//! context has been verified, until the rest of the capability lands.
+//! and the graph (code symbols are not embedded: only the exact and name legs apply), and
+//! agent memory (remember, forget, hybrid recall over the lexical and dense legs). Minimal
+//! context, PR context and snippets answer UNIMPLEMENTED, after the tenant context has been
+//! verified, until the rest of the capability lands.
 
 mod code;
+mod memory;
 
-use codectx_clients::{GraphClient, LexicalClient, PeerConfig};
+use codectx_clients::{EmbeddingClient, GraphClient, LexicalClient, PeerConfig, VectorClient};
 use codectx_errors::Error;
 use codectx_proto::assembler::v1::{self as pb, context_assembler_service_server};
 use codectx_proto::common::v1::{DescribeRequest, DescribeResponse};
@@ -28,7 +30,15 @@ pub const DEFAULT_PORT: u16 = 50056;
 const CAPABILITY: &str = "context assembly";
 
 /// Capabilities this build implements (reported by `Describe`).
-const CAPABILITIES: &[&str] = &["describe", "symbol_context", "call_graph", "search"];
+const CAPABILITIES: &[&str] = &[
+    "describe",
+    "symbol_context",
+    "call_graph",
+    "search",
+    "recall",
+    "remember",
+    "forget",
+];
 
 /// Configuration: defaults, then the TOML file, then `CODECTX_CONTEXT_ASSEMBLER__*`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -77,6 +87,8 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
     let service = ContextAssembler {
         graph: GraphClient::connect(&config.peers.graph_hydrator)?,
         lexical: LexicalClient::connect(&config.peers.lexical_ranker)?,
+        embedding: EmbeddingClient::connect(&config.peers.embedding)?,
+        vectors: VectorClient::connect(&config.peers.vector_gateway)?,
     };
     Ok(BuiltService {
         name: NAME,
@@ -92,6 +104,19 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
 struct ContextAssembler {
     graph: GraphClient,
     lexical: LexicalClient,
+    embedding: EmbeddingClient,
+    vectors: VectorClient,
+}
+
+impl ContextAssembler {
+    fn legs(&self) -> memory::Legs<'_> {
+        memory::Legs {
+            graph: &self.graph,
+            lexical: &self.lexical,
+            embedding: &self.embedding,
+            vectors: &self.vectors,
+        }
+    }
 }
 
 fn respond(answer: code::Answer) -> Response<pb::ContextAnswer> {
@@ -222,23 +247,46 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         &self,
         request: Request<pb::RecallRequest>,
     ) -> Result<Response<pb::ContextAnswer>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("Recall", CAPABILITY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::ReadMemory)?;
+        let message = request.into_inner();
+        let answer = deadline(memory::recall(
+            &self.legs(),
+            &context,
+            &message.query,
+            message.max_entries,
+            message.hops,
+        ))
+        .await?;
+        Ok(respond(answer))
     }
 
     async fn remember(
         &self,
         request: Request<pb::RememberRequest>,
     ) -> Result<Response<pb::ContextAnswer>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("Remember", CAPABILITY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::WriteMemory)?;
+        let answer = deadline(memory::remember(
+            &self.legs(),
+            &context,
+            request.into_inner(),
+        ))
+        .await?;
+        Ok(respond(answer))
     }
 
     async fn forget(
         &self,
         request: Request<pb::ForgetRequest>,
     ) -> Result<Response<pb::ContextAnswer>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("Forget", CAPABILITY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::WriteMemory)?;
+        let name = request.into_inner().entity;
+        if name.trim().is_empty() {
+            return Err(Error::invalid_argument("entity", "name the entity to forget").into());
+        }
+        let answer = deadline(memory::forget(&self.legs(), &context, &name)).await?;
+        Ok(respond(answer))
     }
 }

@@ -1,0 +1,364 @@
+//! Answers about agent memory: remember, forget, recall. Recall is hybrid: the lexical
+//! leg (BM25 over names, aliases, types) and the dense leg (embed the query, nearest
+//! vectors) run concurrently; the dense leg has 2 s and any failure falls back to
+//! lexical-only, recorded in provenance. Ranks fuse with RRF (k = 60), candidates are
+//! hydrated through the graph (deleted or foreign ids are dropped), and facts expand up to
+//! 2 hops, within 8 entries, 80 facts and 32 KiB.
+
+use std::time::Duration;
+
+use codectx_assemble::{Leg, finalize, fuse};
+use codectx_clients::{EmbeddingClient, GraphClient, LexicalClient, VectorClient};
+use codectx_core::limits;
+use codectx_errors::Error;
+use codectx_proto::common::v1::AnswerStatus;
+use codectx_proto::embedding::v1::{EmbedPurpose, EmbedRequest};
+use codectx_proto::graph::v1 as graph;
+use codectx_proto::lexical::v1 as lexical;
+use codectx_proto::vector::v1 as vector;
+use codectx_tenant::TenantContext;
+use serde_json::{Value, json};
+
+use crate::code::Answer;
+
+/// Shown with every recall: memory is what agents wrote, not verified fact.
+pub const NOTICE: &str =
+    "Memory is written by agents; treat it as notes to verify, not as ground truth.";
+
+pub struct Legs<'a> {
+    pub graph: &'a GraphClient,
+    pub lexical: &'a LexicalClient,
+    pub embedding: &'a EmbeddingClient,
+    pub vectors: &'a VectorClient,
+}
+
+fn done(status: AnswerStatus, value: Value) -> Answer {
+    let (json, tokens) = finalize(value);
+    Answer {
+        status,
+        json,
+        tokens,
+    }
+}
+
+/// Embeds approved entity text and stores the vector. Errors are returned for the caller
+/// to record; the graph write already happened.
+async fn embed_and_store(
+    legs: &Legs<'_>,
+    context: &TenantContext,
+    entity: &graph::MemoryEntity,
+) -> Result<(), Error> {
+    let mut text = entity.name.clone();
+    if !entity.aliases.is_empty() {
+        text.push_str(", ");
+        text.push_str(&entity.aliases.join(", "));
+    }
+    let embedded = tokio::time::timeout(
+        Duration::from_secs(limits::DENSE_LEG_DEADLINE_SECONDS),
+        legs.embedding.embed(
+            context,
+            EmbedRequest {
+                texts: vec![text],
+                purpose: EmbedPurpose::Entity as i32,
+            },
+        ),
+    )
+    .await
+    .map_err(|_| Error::unavailable("embedding timed out"))??;
+    let values = embedded
+        .embeddings
+        .into_iter()
+        .next()
+        .map(|e| e.values)
+        .unwrap_or_default();
+    legs.vectors
+        .upsert(
+            context,
+            vector::UpsertRequest {
+                model: embedded.model,
+                records: vec![vector::VectorRecord {
+                    entity_id: entity.id.clone(),
+                    values,
+                }],
+            },
+        )
+        .await?;
+    Ok(())
+}
+
+/// `remember`: the graph is written first (authoritative); the vector follows. If the
+/// dense leg is down, the answer says the embedding is pending and recall still finds the
+/// entity lexically.
+pub async fn remember(
+    legs: &Legs<'_>,
+    context: &TenantContext,
+    request: codectx_proto::assembler::v1::RememberRequest,
+) -> Result<Answer, Error> {
+    if request.r#type.trim().is_empty() {
+        return Err(Error::invalid_argument(
+            "type",
+            "type is required (e.g. service, person, decision)",
+        ));
+    }
+    let stored = legs
+        .graph
+        .upsert_memory_entities(
+            context,
+            graph::UpsertMemoryEntitiesRequest {
+                entities: vec![graph::MemoryEntityInput {
+                    name: request.entity,
+                    r#type: request.r#type,
+                    aliases: request.aliases,
+                    facts: request
+                        .facts
+                        .into_iter()
+                        .map(|f| graph::MemoryFactInput {
+                            predicate: f.predicate,
+                            object: f.object,
+                        })
+                        .collect(),
+                }],
+                source_client: request.source_client,
+            },
+        )
+        .await?;
+    let Some(entity) = stored.entities.into_iter().next() else {
+        return Err(Error::internal("the graph stored no entity"));
+    };
+    let embedding = match embed_and_store(legs, context, &entity).await {
+        Ok(()) => "stored",
+        Err(error) => {
+            tracing::warn!(%error, "memory entity stored without a vector; recall finds it lexically");
+            "pending"
+        }
+    };
+    Ok(done(
+        AnswerStatus::Ok,
+        json!({
+            "status": "ok",
+            "entries": [{"name": entity.name, "type": entity.r#type, "aliases": entity.aliases}],
+            "embedding": embedding,
+            "omitted": [],
+            "tokens": 0
+        }),
+    ))
+}
+
+/// `forget`: the entity, its aliases and facts from the graph, its vectors from every
+/// model's collection.
+pub async fn forget(legs: &Legs<'_>, context: &TenantContext, name: &str) -> Result<Answer, Error> {
+    let forgotten = legs
+        .graph
+        .forget_memory_entity(
+            context,
+            graph::ForgetMemoryEntityRequest { name: name.into() },
+        )
+        .await?;
+    if forgotten.entity_id.is_empty() {
+        return Ok(done(
+            AnswerStatus::NotFound,
+            json!({"status": "not_found", "entries": [], "omitted": [], "suggestion": "no entity by that name or alias", "tokens": 0}),
+        ));
+    }
+    let vectors = match legs
+        .vectors
+        .delete(
+            context,
+            vector::DeleteRequest {
+                entity_ids: vec![forgotten.entity_id.clone()],
+            },
+        )
+        .await
+    {
+        Ok(_) => "deleted",
+        Err(error) => {
+            // The graph is authoritative: recall drops ids it no longer has.
+            tracing::warn!(%error, "vectors of a forgotten entity not deleted now");
+            "pending"
+        }
+    };
+    Ok(done(
+        AnswerStatus::Ok,
+        json!({"status": "ok", "entries": [], "forgotten": name, "facts_removed": forgotten.facts_removed, "vectors": vectors, "omitted": [], "tokens": 0}),
+    ))
+}
+
+/// `recall`: hybrid retrieval over the namespace's memory.
+pub async fn recall(
+    legs: &Legs<'_>,
+    context: &TenantContext,
+    query: &str,
+    max_entries: u32,
+    hops: u32,
+) -> Result<Answer, Error> {
+    if query.trim().is_empty() {
+        return Err(Error::invalid_argument("query", "query is empty"));
+    }
+    limits::check_bytes("query", query, limits::RECALL_QUERY_BYTES)?;
+    let max_entries = if max_entries == 0 {
+        limits::RECALL_MAX_ENTRIES
+    } else {
+        (max_entries as usize).min(limits::RECALL_MAX_ENTRIES)
+    };
+    let hops = if hops == 0 {
+        limits::RECALL_MAX_HOPS
+    } else {
+        hops.min(limits::RECALL_MAX_HOPS)
+    };
+
+    let lexical_leg = legs.lexical.rank(
+        context,
+        lexical::RankRequest {
+            scope: lexical::ScopeKind::Memory as i32,
+            query: query.into(),
+            limit: limits::CANDIDATES_PER_LEG as u32,
+            kinds: vec![],
+        },
+    );
+    let dense_leg = async {
+        tokio::time::timeout(
+            Duration::from_secs(limits::DENSE_LEG_DEADLINE_SECONDS),
+            async {
+                let embedded = legs
+                    .embedding
+                    .embed(
+                        context,
+                        EmbedRequest {
+                            texts: vec![query.into()],
+                            purpose: EmbedPurpose::Query as i32,
+                        },
+                    )
+                    .await?;
+                let query_vector = embedded
+                    .embeddings
+                    .into_iter()
+                    .next()
+                    .map(|e| e.values)
+                    .unwrap_or_default();
+                legs.vectors
+                    .nearest(
+                        context,
+                        vector::NearestRequest {
+                            model: embedded.model,
+                            query: query_vector,
+                            limit: limits::CANDIDATES_PER_LEG as u32,
+                        },
+                    )
+                    .await
+            },
+        )
+        .await
+        .map_err(|_| Error::unavailable("dense leg timed out after 2 s"))?
+    };
+    let (lexical_result, dense_result) = tokio::join!(lexical_leg, dense_leg);
+    let ranked = lexical_result?;
+    let mut degraded = Vec::new();
+    let dense: Vec<String> = match dense_result {
+        Ok(found) => found.hits.into_iter().map(|h| h.entity_id).collect(),
+        Err(error) => {
+            degraded.push(format!("vector: {}", error.message()));
+            Vec::new()
+        }
+    };
+    let exact: Vec<String> = ranked
+        .candidates
+        .iter()
+        .filter(|c| c.exact)
+        .map(|c| c.entity_id.clone())
+        .collect();
+    let named: Vec<String> = ranked
+        .candidates
+        .iter()
+        .filter(|c| !c.exact)
+        .map(|c| c.entity_id.clone())
+        .collect();
+    let fused = fuse(
+        &exact,
+        &[(Leg::Name, named), (Leg::Vector, dense)],
+        2 * limits::CANDIDATES_PER_LEG,
+    );
+    let ids: Vec<String> = fused.iter().map(|f| f.id.clone()).collect();
+    let hydrated = legs
+        .graph
+        .hydrate_memory_entities(context, graph::HydrateMemoryEntitiesRequest { ids })
+        .await?;
+    let by_id: std::collections::HashMap<&str, &graph::MemoryEntity> = hydrated
+        .entities
+        .iter()
+        .map(|e| (e.id.as_str(), e))
+        .collect();
+    let mut entries = Vec::new();
+    let mut kept = Vec::new();
+    for candidate in &fused {
+        // Deleted or foreign ids from stale search data are dropped here.
+        let Some(entity) = by_id.get(candidate.id.as_str()) else {
+            continue;
+        };
+        if entries.len() >= max_entries {
+            break;
+        }
+        let found_by: Vec<String> = candidate
+            .legs
+            .iter()
+            .map(|l| format!("{l:?}").to_lowercase())
+            .collect();
+        entries.push(json!({"name": entity.name, "type": entity.r#type, "aliases": entity.aliases, "found_by": found_by}));
+        kept.push(entity.id.clone());
+    }
+    if entries.is_empty() {
+        return Ok(done(
+            AnswerStatus::NotFound,
+            json!({"status": "not_found", "entries": [], "omitted": [], "notice": NOTICE, "provenance": {"degraded": degraded}, "tokens": 0}),
+        ));
+    }
+    let facts = legs
+        .graph
+        .expand_facts(
+            context,
+            graph::ExpandFactsRequest {
+                ids: kept,
+                hops,
+                fact_limit: limits::RECALL_MAX_FACTS as u32,
+            },
+        )
+        .await?;
+    let mut fact_values: Vec<Value> = facts
+        .facts
+        .iter()
+        .filter_map(|f| {
+            let fact = f.fact.as_ref()?;
+            Some(json!({"subject": f.subject, "predicate": fact.predicate, "object": fact.object, "hop": f.hop}))
+        })
+        .collect();
+    let mut truncated = facts.truncated;
+    let mut answer = json!({
+        "status": "ok",
+        "entries": entries,
+        "facts": fact_values,
+        "truncated": truncated,
+        "notice": NOTICE,
+        "omitted": [],
+        "provenance": {"legs": ["exact", "name", "vector"], "degraded": degraded},
+        "tokens": 0
+    });
+    // 32 KiB of JSON at most: facts go first, then entries.
+    while answer.to_string().len() > limits::RECALL_MAX_BYTES {
+        truncated = true;
+        if !fact_values.is_empty() {
+            fact_values.pop();
+            answer["facts"] = Value::from(fact_values.clone());
+        } else if answer["entries"].as_array().is_some_and(|e| e.len() > 1) {
+            answer["entries"].as_array_mut().expect("array").pop();
+        } else {
+            break;
+        }
+        answer["truncated"] = Value::from(truncated);
+    }
+    let status = if truncated {
+        AnswerStatus::Truncated
+    } else {
+        AnswerStatus::Ok
+    };
+    answer["status"] = Value::from(if truncated { "truncated" } else { "ok" });
+    Ok(done(status, answer))
+}
