@@ -171,3 +171,101 @@ async fn symbol_context_call_graph_and_search() {
     assert!(parse(&answer)["entries"].as_array().unwrap().is_empty());
     f.stack.stack.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn minimal_context_for_a_task() {
+    let f = start_indexed("go", "shop").await;
+    let assembler = AssemblerClient::connect(&PeerConfig::single(
+        f.stack.endpoint(ServiceKind::ContextAssembler),
+    ))
+    .unwrap();
+    let task = |task: &str, max_tokens: u32| pb::MinimalContextRequest {
+        task: task.into(),
+        max_tokens,
+    };
+
+    // The named symbol is the subject, with its callers; the default budget is 1,500.
+    let answer = assembler
+        .minimal_context(&f.context, task("add a timeout option to NewServer", 0))
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::Ok);
+    let value = parse(&answer);
+    assert!(answer.tokens <= 1_500);
+    let subject = &value["entries"][0];
+    assert_eq!(
+        subject["qualified_name"],
+        "example.com/shop/server.NewServer"
+    );
+    assert_eq!(subject["path"], "server/server.go");
+    assert_eq!(
+        names(&subject["callers"]),
+        vec![
+            "example.com/shop/server.Run",
+            "example.com/shop/server.TestServe"
+        ]
+    );
+    assert!(
+        subject["found_by"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l == "exact")
+    );
+    assert!(
+        value["next"]
+            .as_str()
+            .unwrap()
+            .contains("get_symbol_context")
+    );
+    assert!(value["related"].as_array().unwrap().len() <= 7);
+
+    // The smallest budget sheds related symbols and relations first, and lists them.
+    let wide = assembler
+        .minimal_context(
+            &f.context,
+            task("server serve store open get render format", 0),
+        )
+        .await
+        .unwrap();
+    let wide_value = parse(&wide);
+    assert!(!wide_value["related"].as_array().unwrap().is_empty());
+    let narrow = assembler
+        .minimal_context(
+            &f.context,
+            task("server serve store open get render format", 1),
+        )
+        .await
+        .unwrap();
+    let narrow_value = parse(&narrow);
+    assert!(narrow.tokens <= 256, "{}", narrow.json);
+    assert_eq!(narrow_value["status"], "ok");
+    assert!(
+        narrow_value["omitted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["what"] == "related symbols" && o["reason"] == "budget"),
+        "{}",
+        narrow.json
+    );
+
+    // No match: not_found with a bounded suggestion, no dump.
+    let answer = assembler
+        .minimal_context(&f.context, task("zzzqqq", 0))
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::NotFound);
+    let value = parse(&answer);
+    assert!(value["entries"].as_array().unwrap().is_empty());
+    assert!(value["suggestion"].as_str().unwrap().len() < 200);
+
+    // A 9 KiB task is refused, naming the limit.
+    let error = assembler
+        .minimal_context(&f.context, task(&"word ".repeat(9 * 1024 / 5), 0))
+        .await
+        .unwrap_err();
+    assert_eq!(error.field(), "task");
+    assert_eq!(error.limit(), Some(8 * 1024));
+    f.stack.stack.stop().await.unwrap();
+}

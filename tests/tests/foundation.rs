@@ -83,11 +83,13 @@ async fn later_capability(stack: &TestStack, kind: ServiceKind, context: Option<
             assembler::v1::context_assembler_service_client::ContextAssemblerServiceClient::new(
                 channel,
             )
-            .minimal_context(request(
+            .code_snippet(request(
                 context,
-                assembler::v1::MinimalContextRequest {
-                    task: "t".into(),
-                    max_tokens: 0,
+                assembler::v1::CodeSnippetRequest {
+                    target: Some(assembler::v1::code_snippet_request::Target::Symbol(
+                        "t".into(),
+                    )),
+                    fingerprint: String::new(),
                 },
             ))
             .await

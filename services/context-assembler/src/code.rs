@@ -378,55 +378,16 @@ pub async fn search(
     } else {
         (limit as usize).min(limits::ENTRIES_AFTER_HYDRATION)
     };
-    let ranked = lexical_client
-        .rank(
-            context,
-            lexical::RankRequest {
-                scope: lexical::ScopeKind::Code as i32,
-                query: query.into(),
-                limit: limits::CANDIDATES_PER_LEG as u32,
-                kinds,
-            },
-        )
-        .await?;
-    let exact: Vec<String> = ranked
-        .candidates
-        .iter()
-        .filter(|c| c.exact)
-        .map(|c| c.entity_id.clone())
-        .collect();
-    let named: Vec<String> = ranked
-        .candidates
-        .iter()
-        .filter(|c| !c.exact)
-        .map(|c| c.entity_id.clone())
-        .collect();
-    let fused = fuse(&exact, &[(Leg::Name, named)], limits::CANDIDATES_PER_LEG);
-    let ids: Vec<String> = fused.iter().map(|f| f.id.clone()).collect();
-    let cards = graph
-        .get_symbol_cards(context, graph::GetSymbolCardsRequest { ids })
-        .await?;
-    let by_id: std::collections::HashMap<&str, &graph::SymbolCard> =
-        cards.cards.iter().map(|c| (c.id.as_str(), c)).collect();
-    let mut entries = Vec::new();
-    for candidate in &fused {
-        // Candidates the graph no longer has are dropped, never shown from search data.
-        let Some(found) = by_id.get(candidate.id.as_str()) else {
-            continue;
-        };
-        if entries.len() >= limit {
-            break;
-        }
-        let mut entry = card(found, false);
-        entry["found_by"] = Value::from(
-            candidate
-                .legs
-                .iter()
-                .map(|l| format!("{l:?}").to_lowercase())
-                .collect::<Vec<_>>(),
-        );
-        entries.push(entry);
-    }
+    let entries: Vec<Value> =
+        ranked_cards(lexical_client, graph, context, query, kinds, limit, &[])
+            .await?
+            .into_iter()
+            .map(|(found, legs)| {
+                let mut entry = card(&found, false);
+                entry["found_by"] = Value::from(legs);
+                entry
+            })
+            .collect();
     if entries.is_empty() {
         let (json, tokens) = codectx_assemble::finalize(json!({
             "status": "not_found",
@@ -448,4 +409,251 @@ pub async fn search(
         limits::DEFAULT_TOKENS_CONTEXT,
         &[],
     )
+}
+
+/// Symbols one identifier in a task may resolve to.
+const IDENTIFIER_MATCHES: u32 = 3;
+/// Identifiers looked up exactly per task.
+const TASK_IDENTIFIERS: usize = 5;
+
+/// Words of a task that look like code identifiers rather than prose: qualified
+/// (`Server.Serve`, `a::b`), snake_case, camelCase or PascalCase, or called (`run()`).
+/// Plain words (`server`, `The`) are left to the ranked legs.
+fn identifiers(task: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for raw in
+        task.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '(' | ')')))
+    {
+        let called = raw.contains("()");
+        let word = raw
+            .trim_end_matches(['(', ')'])
+            .trim_matches(|c: char| matches!(c, '.' | ':' | '(' | ')'));
+        if word.len() < 3
+            || word.contains(['(', ')'])
+            || !word.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        {
+            continue;
+        }
+        let qualified = word.contains('.') || word.contains("::");
+        let snake = word.contains('_');
+        let inner_upper = word.chars().skip(1).any(|c| c.is_uppercase())
+            && word.chars().any(|c| c.is_lowercase());
+        if (called || qualified || snake || inner_upper) && !found.iter().any(|f| f == word) {
+            found.push(word.to_owned());
+            if found.len() == TASK_IDENTIFIERS {
+                break;
+            }
+        }
+    }
+    found
+}
+
+/// Ranks code for free text: exact matches first, then BM25, fused by rank and hydrated
+/// (stale ids dropped). Returns the kept cards with the legs that found each.
+async fn ranked_cards(
+    lexical_client: &LexicalClient,
+    graph: &GraphClient,
+    context: &TenantContext,
+    query: &str,
+    kinds: Vec<String>,
+    limit: usize,
+    identifiers: &[String],
+) -> Result<Vec<(graph::SymbolCard, Vec<String>)>, Error> {
+    // Identifiers named in free text resolve exactly, ahead of every ranked candidate.
+    let mut exact: Vec<String> = Vec::new();
+    for identifier in identifiers {
+        let found = graph
+            .lookup_symbols(
+                context,
+                graph::LookupSymbolsRequest {
+                    selector: identifier.clone(),
+                    kinds: kinds.clone(),
+                    limit: IDENTIFIER_MATCHES,
+                },
+            )
+            .await?;
+        for symbol in found.matches {
+            if !exact.contains(&symbol.id) {
+                exact.push(symbol.id);
+            }
+        }
+    }
+    let ranked = lexical_client
+        .rank(
+            context,
+            lexical::RankRequest {
+                scope: lexical::ScopeKind::Code as i32,
+                query: query.into(),
+                limit: limits::CANDIDATES_PER_LEG as u32,
+                kinds,
+            },
+        )
+        .await?;
+    for candidate in ranked.candidates.iter().filter(|c| c.exact) {
+        if !exact.contains(&candidate.entity_id) {
+            exact.push(candidate.entity_id.clone());
+        }
+    }
+    let named: Vec<String> = ranked
+        .candidates
+        .iter()
+        .filter(|c| !c.exact)
+        .map(|c| c.entity_id.clone())
+        .collect();
+    let fused = fuse(&exact, &[(Leg::Name, named)], limits::CANDIDATES_PER_LEG);
+    let ids: Vec<String> = fused.iter().map(|f| f.id.clone()).collect();
+    let mut cards = graph
+        .get_symbol_cards(context, graph::GetSymbolCardsRequest { ids })
+        .await?
+        .cards;
+    let mut kept = Vec::new();
+    for candidate in &fused {
+        // Candidates the graph no longer has are dropped, never shown from search data.
+        let Some(position) = cards.iter().position(|c| c.id == candidate.id) else {
+            continue;
+        };
+        if kept.len() >= limit {
+            break;
+        }
+        let legs = candidate
+            .legs
+            .iter()
+            .map(|l| format!("{l:?}").to_lowercase())
+            .collect();
+        kept.push((cards.swap_remove(position), legs));
+    }
+    Ok(kept)
+}
+
+/// `minimal_context`: the smallest useful answer for a task. The best-ranked symbol is
+/// the subject (card, callers, callees); the next ones are listed as related cards.
+/// Packed under the budget (default 1,500): related cards go first (lowest ranked first),
+/// then callees, then callers; every omission is listed, and the answer names the next
+/// call to make for more.
+pub async fn minimal_context(
+    lexical_client: &LexicalClient,
+    graph: &GraphClient,
+    context: &TenantContext,
+    task: &str,
+    max_tokens: u32,
+) -> Result<Answer, Error> {
+    if task.trim().is_empty() {
+        return Err(Error::invalid_argument(
+            "task",
+            "task is empty: describe what you are working on, with the names you know",
+        ));
+    }
+    limits::check_bytes("task", task, limits::TASK_BYTES)?;
+    let max_tokens =
+        limits::normalize_max_tokens(max_tokens, limits::DEFAULT_TOKENS_MINIMAL_CONTEXT);
+    let mut found = ranked_cards(
+        lexical_client,
+        graph,
+        context,
+        task,
+        vec![],
+        limits::ENTRIES_AFTER_HYDRATION,
+        &identifiers(task),
+    )
+    .await?;
+    if found.is_empty() {
+        let (json, tokens) = codectx_assemble::finalize(json!({
+            "status": "not_found",
+            "entries": [],
+            "omitted": [],
+            "suggestion": "nothing in the repository matches the task's words; name a symbol, file or error message",
+            "tokens": 0
+        }));
+        return Ok(Answer {
+            status: AnswerStatus::NotFound,
+            json,
+            tokens,
+        });
+    }
+    let (subject, legs) = found.remove(0);
+    let (callers, mut omitted) = relation(
+        graph,
+        context,
+        &subject.id,
+        vec![graph::EdgeKind::Calls],
+        graph::Direction::Incoming,
+        1,
+    )
+    .await?;
+    let (callees, more) = relation(
+        graph,
+        context,
+        &subject.id,
+        vec![graph::EdgeKind::Calls],
+        graph::Direction::Outgoing,
+        1,
+    )
+    .await?;
+    omitted.extend(more);
+    let name = subject.qualified_name.clone();
+    let mut entry = card(&subject, false);
+    entry["found_by"] = Value::from(legs);
+    entry["callers"] = Value::from(callers);
+    entry["callees"] = Value::from(callees);
+    let related: Vec<Value> = found
+        .iter()
+        .map(|(c, legs)| {
+            let mut value = card(c, false);
+            value.as_object_mut().expect("object").remove("fingerprint");
+            value["found_by"] = Value::from(legs.clone());
+            value
+        })
+        .collect();
+    let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact", "name"]);
+    answer["related"] = Value::from(related);
+    answer["omitted"] = Value::from(omitted);
+    answer["next"] = Value::from(format!(
+        "get_symbol_context {name:?} for its implementations and tests; get_code_snippet for its source"
+    ));
+    let removable = [
+        Removable {
+            pointer: "/related".into(),
+            what: "related symbols".into(),
+            priority: 1,
+        },
+        Removable {
+            pointer: "/entries/0/callees".into(),
+            what: format!("callees of {name}"),
+            priority: 2,
+        },
+        Removable {
+            pointer: "/entries/0/callers".into(),
+            what: format!("callers of {name}"),
+            priority: 3,
+        },
+    ];
+    finish(AnswerStatus::Ok, answer, max_tokens, &removable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::identifiers;
+
+    #[test]
+    fn identifiers_are_told_from_prose() {
+        assert_eq!(
+            identifiers("Add a timeout to NewServer, then fix Server.Serve and store::open_db."),
+            vec!["NewServer", "Server.Serve", "store::open_db"]
+        );
+        assert_eq!(
+            identifiers("why does run() fail in parse_args"),
+            vec!["run", "parse_args"]
+        );
+        assert!(identifiers("the server does not start. Why?").is_empty());
+        assert!(identifiers("HTTP API URL").is_empty());
+    }
+
+    #[test]
+    fn at_most_five_identifiers_each_once() {
+        let task = "getA getA getB getC getD getE getF";
+        assert_eq!(
+            identifiers(task),
+            vec!["getA", "getB", "getC", "getD", "getE"]
+        );
+    }
 }

@@ -2,9 +2,9 @@
 //!
 //! This build answers symbol context, call graphs and code search from the lexical leg
 //! and the graph (code symbols are not embedded: only the exact and name legs apply), and
-//! agent memory (remember, forget, hybrid recall over the lexical and dense legs). Minimal
-//! context, PR context and snippets answer UNIMPLEMENTED, after the tenant context has been
-//! verified, until the rest of the capability lands.
+//! agent memory (remember, forget, hybrid recall over the lexical and dense legs), and
+//! minimal context for a task. PR context and snippets answer UNIMPLEMENTED, after the
+//! tenant context has been verified, until the rest of the capability lands.
 
 mod code;
 mod memory;
@@ -162,8 +162,18 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         &self,
         request: Request<pb::MinimalContextRequest>,
     ) -> Result<Response<pb::ContextAnswer>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("MinimalContext", CAPABILITY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::ReadCode)?;
+        let message = request.into_inner();
+        let answer = deadline(code::minimal_context(
+            &self.lexical,
+            &self.graph,
+            &context,
+            &message.task,
+            message.max_tokens,
+        ))
+        .await?;
+        Ok(respond(answer))
     }
 
     async fn symbol_context(
