@@ -269,3 +269,102 @@ async fn minimal_context_for_a_task() {
     assert_eq!(error.limit(), Some(8 * 1024));
     f.stack.stack.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_snippets_are_verified_and_fail_closed() {
+    let f = start_indexed("go", "shop").await;
+    let assembler = AssemblerClient::connect(&PeerConfig::single(
+        f.stack.endpoint(ServiceKind::ContextAssembler),
+    ))
+    .unwrap();
+    let by_symbol = |symbol: &str, fingerprint: &str| pb::CodeSnippetRequest {
+        target: Some(pb::code_snippet_request::Target::Symbol(symbol.into())),
+        fingerprint: fingerprint.into(),
+    };
+
+    let answer = assembler
+        .code_snippet(&f.context, by_symbol("NewServer", ""))
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::Ok);
+    let value = parse(&answer);
+    let entry = &value["entries"][0];
+    assert_eq!(entry["qualified_name"], "example.com/shop/server.NewServer");
+    assert_eq!(
+        entry["text"],
+        "func NewServer(db *store.DB) *Server {\n\treturn &Server{db: db}\n}\n"
+    );
+    let fingerprint = entry["fingerprint"].as_str().unwrap().to_owned();
+
+    // By the opaque id an earlier answer gave, with the fingerprint held.
+    let card = assembler
+        .symbol_context(
+            &f.context,
+            pb::SymbolContextRequest {
+                symbol: "NewServer".into(),
+                include_ids: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let id = parse(&card)["entries"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let answer = assembler
+        .code_snippet(
+            &f.context,
+            pb::CodeSnippetRequest {
+                target: Some(pb::code_snippet_request::Target::Id(id.clone())),
+                fingerprint: fingerprint.clone(),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(parse(&answer)["entries"][0]["text"], entry["text"]);
+
+    // Ambiguous and unknown selectors answer without source.
+    let answer = assembler
+        .code_snippet(&f.context, by_symbol("Serve", ""))
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::Ambiguous);
+    assert!(!answer.json.contains("func "));
+    let answer = assembler
+        .code_snippet(&f.context, by_symbol("NoSuchThing", ""))
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::NotFound);
+
+    // A fingerprint the caller holds from an older index fails closed.
+    let error = assembler
+        .code_snippet(&f.context, by_symbol("NewServer", "0000"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.reason(), "stale");
+    // The checkout changes under the index: stale too, with no source in the error.
+    let path = f.checkout.path().join("server/server.go");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("&Server{db: db}", "&Server{db: nil}")).unwrap();
+    let error = assembler
+        .code_snippet(&f.context, by_symbol("NewServer", &fingerprint))
+        .await
+        .unwrap_err();
+    assert_eq!(error.reason(), "stale");
+    assert!(!error.message().contains("Server{"));
+
+    // No target is a clear error.
+    let error = assembler
+        .code_snippet(
+            &f.context,
+            pb::CodeSnippetRequest {
+                target: None,
+                fingerprint: String::new(),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.field(), "target");
+    f.stack.stack.stop().await.unwrap();
+}

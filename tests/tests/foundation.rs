@@ -83,13 +83,13 @@ async fn later_capability(stack: &TestStack, kind: ServiceKind, context: Option<
             assembler::v1::context_assembler_service_client::ContextAssemblerServiceClient::new(
                 channel,
             )
-            .code_snippet(request(
+            .pr_context(request(
                 context,
-                assembler::v1::CodeSnippetRequest {
-                    target: Some(assembler::v1::code_snippet_request::Target::Symbol(
-                        "t".into(),
+                assembler::v1::PrContextRequest {
+                    change: Some(assembler::v1::pr_context_request::Change::Diff(
+                        String::new(),
                     )),
-                    fingerprint: String::new(),
+                    max_tokens: 0,
                 },
             ))
             .await

@@ -3,8 +3,8 @@
 //! This build answers symbol context, call graphs and code search from the lexical leg
 //! and the graph (code symbols are not embedded: only the exact and name legs apply), and
 //! agent memory (remember, forget, hybrid recall over the lexical and dense legs), and
-//! minimal context for a task. PR context and snippets answer UNIMPLEMENTED, after the
-//! tenant context has been verified, until the rest of the capability lands.
+//! minimal context for a task, and verified code snippets. PR context answers
+//! UNIMPLEMENTED, after the tenant context has been verified, until it lands.
 
 mod code;
 mod memory;
@@ -249,8 +249,30 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         &self,
         request: Request<pb::CodeSnippetRequest>,
     ) -> Result<Response<pb::ContextAnswer>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("CodeSnippet", CAPABILITY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::ReadCode)?;
+        let message = request.into_inner();
+        let target = match message.target {
+            Some(pb::code_snippet_request::Target::Symbol(symbol)) => {
+                code::SnippetTarget::Symbol(symbol)
+            }
+            Some(pb::code_snippet_request::Target::Id(id)) => code::SnippetTarget::Id(id),
+            None => {
+                return Err(Error::invalid_argument(
+                    "target",
+                    "name the symbol (or pass the id an earlier answer gave)",
+                )
+                .into());
+            }
+        };
+        let answer = deadline(code::code_snippet(
+            &self.graph,
+            &context,
+            target,
+            &message.fingerprint,
+        ))
+        .await?;
+        Ok(respond(answer))
     }
 
     async fn recall(
