@@ -368,3 +368,108 @@ async fn code_snippets_are_verified_and_fail_closed() {
     assert_eq!(error.field(), "target");
     f.stack.stack.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pr_context_names_the_blast_radius() {
+    let f = start_indexed("go", "shop").await;
+    let assembler = AssemblerClient::connect(&PeerConfig::single(
+        f.stack.endpoint(ServiceKind::ContextAssembler),
+    ))
+    .unwrap();
+    let diff = |text: &str, max_tokens: u32| pb::PrContextRequest {
+        change: Some(pb::pr_context_request::Change::Diff(text.into())),
+        max_tokens,
+    };
+    let files = |paths: Vec<String>, max_tokens: u32| pb::PrContextRequest {
+        change: Some(pb::pr_context_request::Change::Files(pb::PathList {
+            paths,
+        })),
+        max_tokens,
+    };
+
+    let change = "--- a/server/server.go\n+++ b/server/server.go\n@@ -21,3 +21,3 @@\n func NewServer(db *store.DB) *Server {\n-\treturn &Server{db: db}\n+\treturn &Server{db: db} // changed\n }\n";
+    let answer = assembler
+        .pr_context(&f.context, diff(change, 0))
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::Ok, "{}", answer.json);
+    let value = parse(&answer);
+    let entries = value["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{value}");
+    assert_eq!(
+        entries[0]["qualified_name"],
+        "example.com/shop/server.NewServer"
+    );
+    assert_eq!(
+        names(&entries[0]["callers"]),
+        vec![
+            "example.com/shop/server.Run",
+            "example.com/shop/server.TestServe"
+        ]
+    );
+    assert_eq!(
+        names(&entries[0]["tests"]),
+        vec!["example.com/shop/server.TestServe"]
+    );
+
+    // Whole files: every symbol in them; a small budget sheds callers first and says so.
+    let wide = assembler
+        .pr_context(&f.context, files(vec!["server/server.go".into()], 0))
+        .await
+        .unwrap();
+    let wide_value = parse(&wide);
+    assert!(wide_value["entries"].as_array().unwrap().len() > 3);
+    let narrow = assembler
+        .pr_context(&f.context, files(vec!["server/server.go".into()], 256))
+        .await
+        .unwrap();
+    assert!(narrow.tokens <= 256, "{}", narrow.json);
+    let narrow_value = parse(&narrow);
+    assert_eq!(narrow_value["status"], "ok", "{}", narrow.json);
+    assert!(
+        narrow_value["omitted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["what"] == "callers of changed symbols"),
+        "{}",
+        narrow.json
+    );
+
+    // Paths the graph does not know: not_found, naming them.
+    let answer = assembler
+        .pr_context(&f.context, files(vec!["nope/missing.go".into()], 0))
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::NotFound);
+    assert_eq!(
+        parse(&answer)["unknown_paths"],
+        serde_json::json!(["nope/missing.go"])
+    );
+
+    // Oversize input is refused, naming the limit.
+    let error = assembler
+        .pr_context(
+            &f.context,
+            files((0..101).map(|i| format!("f{i}.go")).collect(), 0),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.field(), "files");
+    assert_eq!(error.limit(), Some(100));
+    // 5 MiB of diff passes transport and meets the typed check.
+    let big = format!("{change}{}", "+x\n".repeat(5 * 1024 * 1024 / 3));
+    let error = assembler
+        .pr_context(&f.context, diff(&big, 0))
+        .await
+        .unwrap_err();
+    assert_eq!(error.field(), "diff");
+    assert_eq!(error.limit(), Some(4 * 1024 * 1024));
+    assert!(error.message().contains("4,194,304"), "{}", error.message());
+    let error = assembler
+        .pr_context(&f.context, diff("", 0))
+        .await
+        .unwrap_err();
+    assert_eq!(error.field(), "diff");
+    f.stack.stack.stop().await.unwrap();
+}

@@ -79,22 +79,6 @@ async fn later_capability(stack: &TestStack, kind: ServiceKind, context: Option<
     }
     let channel = stack.channel(kind).await;
     let result: Result<(), Status> = match kind {
-        ServiceKind::ContextAssembler => {
-            assembler::v1::context_assembler_service_client::ContextAssemblerServiceClient::new(
-                channel,
-            )
-            .pr_context(request(
-                context,
-                assembler::v1::PrContextRequest {
-                    change: Some(assembler::v1::pr_context_request::Change::Diff(
-                        String::new(),
-                    )),
-                    max_tokens: 0,
-                },
-            ))
-            .await
-            .map(|_| ())
-        }
         ServiceKind::Gateway => {
             gateway::v1::gateway_service_client::GatewayServiceClient::new(channel)
                 .get_compression_stats(request(context, gateway::v1::GetCompressionStatsRequest {}))
@@ -234,8 +218,8 @@ async fn later_capabilities_are_unimplemented_only_behind_verification() {
         .await
         .unwrap()
         .signed_context;
-    // Only context assembly and the gateway's compression are still to come.
-    for kind in [ServiceKind::ContextAssembler, ServiceKind::Gateway] {
+    // Only the gateway's compression is still to come.
+    for kind in [ServiceKind::Gateway] {
         let without = later_capability(&stack, kind, None).await;
         assert_eq!(without.code(), Code::Unauthenticated, "{}", kind.name());
         let with = later_capability(&stack, kind, Some(&signed)).await;

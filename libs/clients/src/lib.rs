@@ -104,7 +104,10 @@ macro_rules! context_client {
 
         impl $name {
             pub fn new(channel: Channel) -> Self {
-                Self { inner: <$generated>::new(channel) }
+                Self {
+                    inner: <$generated>::new(channel)
+                        .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
+                }
             }
 
             pub fn connect(peer: &PeerConfig) -> Result<Self, Error> {

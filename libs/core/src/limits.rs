@@ -18,6 +18,9 @@ pub const TASK_BYTES: usize = 8 * 1024;
 pub const SELECTOR_BYTES: usize = 4 * 1024;
 pub const FILE_LIST_ENTRIES: usize = 100;
 pub const DIFF_BYTES: usize = 4 * 1024 * 1024;
+/// Largest gRPC message a codectx service or client decodes: room for an oversize diff
+/// to reach the typed `diff` check (and its clear error) instead of failing in transport.
+pub const GRPC_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 pub const MIN_TOKENS: u32 = 256;
 pub const MAX_TOKENS: u32 = 20_000;
 pub const DEFAULT_TOKENS_MINIMAL_CONTEXT: u32 = 1_500;

@@ -630,6 +630,134 @@ pub async fn minimal_context(
     finish(AnswerStatus::Ok, answer, max_tokens, &removable)
 }
 
+/// What `get_pr_context` is asked about.
+pub enum Change {
+    Diff(String),
+    Files(Vec<String>),
+}
+
+/// `get_pr_context`: the symbols a change touches, each with its callers and tests (the
+/// blast radius), and the changed paths the graph does not know. Budget default 20,000:
+/// callers go first (last symbol first), then tests, then whole symbols from the end;
+/// if not even the first changed symbol fits, `budget_exceeded`.
+pub async fn pr_context(
+    graph: &GraphClient,
+    context: &TenantContext,
+    change: Change,
+    max_tokens: u32,
+) -> Result<Answer, Error> {
+    let max_tokens = limits::normalize_max_tokens(max_tokens, limits::DEFAULT_TOKENS_CONTEXT);
+    let change = match change {
+        Change::Diff(diff) => {
+            if diff.trim().is_empty() {
+                return Err(Error::invalid_argument(
+                    "diff",
+                    "diff is empty: pass a unified diff (git diff) or the changed files",
+                ));
+            }
+            limits::check_bytes("diff", &diff, limits::DIFF_BYTES)?;
+            graph::get_change_impact_request::Change::Diff(diff)
+        }
+        Change::Files(paths) => {
+            if paths.is_empty() {
+                return Err(Error::invalid_argument(
+                    "files",
+                    "files is empty: pass the changed paths or a unified diff",
+                ));
+            }
+            limits::check_count("files", paths.len(), limits::FILE_LIST_ENTRIES, "files")?;
+            for path in &paths {
+                limits::check_bytes("files", path, limits::SELECTOR_BYTES)?;
+            }
+            graph::get_change_impact_request::Change::Files(graph::FileList { paths })
+        }
+    };
+    let impact = graph
+        .get_change_impact(
+            context,
+            graph::GetChangeImpactRequest {
+                change: Some(change),
+                limit_per_symbol: RELATION_LIMIT,
+            },
+        )
+        .await?;
+    if impact.changed.is_empty() {
+        let (json, tokens) = codectx_assemble::finalize(json!({
+            "status": "not_found",
+            "entries": [],
+            "unknown_paths": impact.unknown_paths,
+            "omitted": [],
+            "suggestion": "the change touches no indexed symbol; check the paths are relative to the repository root, or re-index",
+            "tokens": 0
+        }));
+        return Ok(Answer {
+            status: AnswerStatus::NotFound,
+            json,
+            tokens,
+        });
+    }
+    let mut omitted = Vec::new();
+    let mut entries = Vec::new();
+    for changed in &impact.changed {
+        let symbol = changed.symbol.clone().unwrap_or_default();
+        let mut entry = card(&symbol, false);
+        entry["callers"] = Value::from(changed.callers.iter().map(neighbor).collect::<Vec<_>>());
+        entry["tests"] = Value::from(changed.tests.iter().map(neighbor).collect::<Vec<_>>());
+        entries.push(entry);
+        omitted.extend(
+            changed
+                .omitted
+                .iter()
+                .map(|o| json!({"what": o.what, "count": o.count, "reason": o.reason})),
+        );
+    }
+    let count = entries.len();
+    let mut answer = envelope(AnswerStatus::Ok, entries, &["exact"]);
+    answer["unknown_paths"] = Value::from(impact.unknown_paths);
+    answer["omitted"] = Value::from(omitted);
+    let mut removable = Vec::new();
+    for index in (0..count).rev() {
+        removable.push(Removable {
+            pointer: format!("/entries/{index}/callers"),
+            what: "callers of changed symbols".into(),
+            priority: 1,
+        });
+    }
+    for index in (0..count).rev() {
+        removable.push(Removable {
+            pointer: format!("/entries/{index}/tests"),
+            what: "tests of changed symbols".into(),
+            priority: 2,
+        });
+    }
+    removable.push(Removable {
+        pointer: "/entries".into(),
+        what: "changed symbols".into(),
+        priority: 3,
+    });
+    let packed = finish(AnswerStatus::Ok, answer, max_tokens, &removable)?;
+    if packed.status == AnswerStatus::Ok
+        && serde_json::from_str::<Value>(&packed.json)
+            .map_err(|e| Error::internal(format!("packed answer: {e}")))?["entries"]
+            .as_array()
+            .is_none_or(|e| e.is_empty())
+    {
+        let (json, tokens) = codectx_assemble::finalize(json!({
+            "status": "budget_exceeded",
+            "entries": [],
+            "omitted": [],
+            "message": format!("not even the first changed symbol fits in {max_tokens} tokens: raise max_tokens"),
+            "tokens": 0
+        }));
+        return Ok(Answer {
+            status: AnswerStatus::BudgetExceeded,
+            json,
+            tokens,
+        });
+    }
+    Ok(packed)
+}
+
 /// What `get_code_snippet` is asked for: a selector or an opaque id from an earlier answer.
 pub enum SnippetTarget {
     Symbol(String),

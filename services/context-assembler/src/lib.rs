@@ -3,8 +3,7 @@
 //! This build answers symbol context, call graphs and code search from the lexical leg
 //! and the graph (code symbols are not embedded: only the exact and name legs apply), and
 //! agent memory (remember, forget, hybrid recall over the lexical and dense legs), and
-//! minimal context for a task, and verified code snippets. PR context answers
-//! UNIMPLEMENTED, after the tenant context has been verified, until it lands.
+//! minimal context for a task, PR context (change impact) and verified code snippets.
 
 mod code;
 mod memory;
@@ -26,8 +25,6 @@ pub const NAME: &str = "context-assembler";
 
 /// Default gRPC port.
 pub const DEFAULT_PORT: u16 = 50056;
-
-const CAPABILITY: &str = "context assembly";
 
 /// Capabilities this build implements (reported by `Describe`).
 const CAPABILITIES: &[&str] = &[
@@ -94,7 +91,8 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
         name: NAME,
         grpc_name: context_assembler_service_server::SERVICE_NAME,
         routes: Routes::new(
-            context_assembler_service_server::ContextAssemblerServiceServer::new(service),
+            context_assembler_service_server::ContextAssemblerServiceServer::new(service)
+                .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
         ),
         exempt_paths: Vec::new(),
         readiness: Readiness::new(true),
@@ -222,8 +220,28 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         &self,
         request: Request<pb::PrContextRequest>,
     ) -> Result<Response<pb::ContextAnswer>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("PrContext", CAPABILITY).into())
+        let context = from_request(&request)?;
+        context.require_scope(Scope::ReadCode)?;
+        let message = request.into_inner();
+        let change = match message.change {
+            Some(pb::pr_context_request::Change::Diff(diff)) => code::Change::Diff(diff),
+            Some(pb::pr_context_request::Change::Files(files)) => code::Change::Files(files.paths),
+            None => {
+                return Err(Error::invalid_argument(
+                    "change",
+                    "pass a unified diff (git diff) or the changed files",
+                )
+                .into());
+            }
+        };
+        let answer = deadline(code::pr_context(
+            &self.graph,
+            &context,
+            change,
+            message.max_tokens,
+        ))
+        .await?;
+        Ok(respond(answer))
     }
 
     async fn search(

@@ -58,9 +58,10 @@ pub fn build_with_store(store: Arc<dyn Store>) -> BuiltService {
     BuiltService {
         name: NAME,
         grpc_name: SERVICE_NAME,
-        routes: Routes::new(GraphHydratorServiceServer::new(grpc::GraphHydrator {
-            store,
-        })),
+        routes: Routes::new(
+            GraphHydratorServiceServer::new(grpc::GraphHydrator { store })
+                .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
+        ),
         exempt_paths: Vec::new(),
         readiness: Readiness::new(true),
     }
