@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs a command with the real backends the tests need started, and stops them after:
 #   deploy/local/with-services.sh cargo test --workspace
-# Exports CODECTX_TEST_NEO4J_URI, CODECTX_TEST_MILVUS_URI, CODECTX_TEST_MODEL_DIR and
-# ORT_DYLIB_PATH. A backend that cannot start fails the run with the
+# Exports CODECTX_TEST_NEO4J_URI, CODECTX_TEST_MILVUS_URI, CODECTX_TEST_MODEL_DIR,
+# ORT_DYLIB_PATH and CODECTX_TEST_MCP_PYTHON (a python with the official MCP SDK). A backend that cannot start fails the run with the
 # reason; tests never skip a backend silently.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -20,4 +20,7 @@ models="$("$here/models.sh")"
 export CODECTX_TEST_MODEL_DIR="$models"
 export ORT_DYLIB_PATH="$models/libonnxruntime.so.1.32.0"
 echo "with-services.sh: ONNX Runtime 1.32.0 and all-MiniLM-L6-v2 in $models" >&2
+CODECTX_TEST_MCP_PYTHON="$("$here/mcp-client.sh")"
+export CODECTX_TEST_MCP_PYTHON
+echo "with-services.sh: MCP Python SDK at $CODECTX_TEST_MCP_PYTHON" >&2
 "$@"

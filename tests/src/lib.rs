@@ -67,6 +67,17 @@ pub async fn create_tenant(
     organisation: &str,
     repository: &str,
 ) -> Result<Tenant, Error> {
+    create_tenant_on_graph(stack, organisation, repository, repository).await
+}
+
+/// Like [`create_tenant`], with the repository entry pointing at the graph derived from
+/// `graph_name` (two organisations can name repositories alike yet hold different graphs).
+pub async fn create_tenant_on_graph(
+    stack: &TestStack,
+    organisation: &str,
+    repository: &str,
+    graph_name: &str,
+) -> Result<Tenant, Error> {
     let authz = stack.authz();
     let admin = stack.admin_key();
     let organisation = authz
@@ -97,7 +108,8 @@ pub async fn create_tenant(
         )
         .await?;
     let (repository, grant) =
-        add_repository(stack, &organisation.id, &subject.id, repository).await?;
+        add_repository_on_graph(stack, &organisation.id, &subject.id, repository, graph_name)
+            .await?;
     Ok(Tenant {
         organisation,
         subject,
@@ -114,6 +126,17 @@ pub async fn add_repository(
     subject_id: &str,
     name: &str,
 ) -> Result<(pb::AccessRepository, pb::Grant), Error> {
+    add_repository_on_graph(stack, organisation_id, subject_id, name, name).await
+}
+
+/// Like [`add_repository`], on the graph derived from `graph_name`.
+pub async fn add_repository_on_graph(
+    stack: &TestStack,
+    organisation_id: &str,
+    subject_id: &str,
+    name: &str,
+    graph_name: &str,
+) -> Result<(pb::AccessRepository, pb::Grant), Error> {
     let authz = stack.authz();
     let admin = stack.admin_key();
     let repository = authz
@@ -122,7 +145,7 @@ pub async fn add_repository(
             pb::CreateRepositoryRequest {
                 organisation_id: organisation_id.into(),
                 name: name.into(),
-                graph_id: ids::derive(ids::prefix::GRAPH, name),
+                graph_id: ids::derive(ids::prefix::GRAPH, graph_name),
             },
         )
         .await?;

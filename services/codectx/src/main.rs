@@ -26,6 +26,27 @@ enum Command {
     /// Manages authz signing keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Serves the MCP tools to one local agent over stdin/stdout, on the embedded stack
+    /// of a data directory (index first with `codectx index` or `codectx up --index`).
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct McpArgs {
+    /// Speak MCP over stdin/stdout (the only transport of this command; HTTP agents use
+    /// `codectx up` and its `/mcp` URL).
+    #[arg(long, required = true)]
+    stdio: bool,
+    /// Data directory of the embedded stores (the one `codectx up` or `codectx index` used).
+    #[arg(long, default_value = ".codectx")]
+    data: PathBuf,
+    /// Name of the environment variable holding the agent's API key (the key is never
+    /// passed on the command line, where other users could read it).
+    #[arg(long, default_value = "CODECTX_API_KEY")]
+    api_key_env: String,
+    /// Embedding runtime and model directory (`make models` fills the default).
+    #[arg(long)]
+    models: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -83,6 +104,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Up(args) => up(args).await,
+        Command::Mcp(args) => mcp_stdio(args).await,
         Command::Admin(args) => admin::run(args).await,
         Command::Keys(KeysCommand::Rotate { key_file, data }) => {
             let path = key_file.unwrap_or_else(|| data.join("authz").join("signing-keys"));
@@ -94,6 +116,64 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// `codectx mcp --stdio`: the stack on free loopback ports, the MCP tools on stdin/stdout.
+/// Nothing but MCP goes to stdout; logs go to stderr.
+async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
+    use rmcp::ServiceExt;
+    anyhow::ensure!(args.stdio, "pass --stdio");
+    let _telemetry =
+        codectx_telemetry::init("codectx", &codectx_telemetry::TelemetryConfig::default())?;
+    let key = std::env::var(&args.api_key_env).map_err(|_| {
+        anyhow::anyhow!(
+            "--api-key-env names {}, which is not set: export the API key `codectx up` printed",
+            args.api_key_env
+        )
+    })?;
+    let stack = Stack::start(StackOptions {
+        data_dir: args.data.clone(),
+        services: ServiceKind::ALL.to_vec(),
+        grpc_base_port: 0,
+        gateway_http: "127.0.0.1:0".into(),
+        dev_api_key: None,
+        drain_seconds: 0,
+        model_directory: args.models.clone(),
+    })
+    .await?;
+    let endpoint = |kind: ServiceKind| {
+        stack
+            .endpoint(kind)
+            .map(codectx_clients::PeerConfig::single)
+            .ok_or_else(|| anyhow::anyhow!("{} did not start", kind.name()))
+    };
+    let tools = codectx_gateway::mcp::Tools {
+        authz: codectx_clients::AuthzClient::connect(&endpoint(ServiceKind::Authz)?)?,
+        assembler: codectx_clients::AssemblerClient::connect(&endpoint(
+            ServiceKind::ContextAssembler,
+        )?)?,
+        verifier: stack.verifier.clone(),
+        keys: codectx_gateway::mcp::KeySource::Fixed(key.clone()),
+    };
+    // A wrong key fails now, not on the agent's first call.
+    tools
+        .authz
+        .authenticate(codectx_proto::authz::v1::AuthenticateRequest {
+            credential: Some(codectx_clients::api_key_credential(&key)),
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("the API key in {}: {e}", args.api_key_env))?;
+    // Recall's dense leg needs the model: give it time to load before the first call.
+    if !stack
+        .wait_serving(ServiceKind::Embedding, std::time::Duration::from_secs(20))
+        .await
+    {
+        tracing::warn!("the embedding model is not loaded: recall runs lexical-only until it is");
+    }
+    let running = tools.serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    stack.stop().await?;
+    Ok(())
 }
 
 async fn up(args: UpArgs) -> anyhow::Result<()> {
@@ -175,6 +255,31 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     );
     println!("  API key       {}", stack.dev.api_key);
     println!();
+    if let Some(http) = stack.gateway_http() {
+        println!("connect an agent over HTTP (e.g. .mcp.json, Claude Code, Cursor):");
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"mcpServers": {"codectx": {
+                "type": "http",
+                "url": format!("http://{http}/mcp"),
+                "headers": {"Authorization": format!("Bearer {}", stack.dev.api_key)}
+            }}}))?
+        );
+        let data = args
+            .data
+            .canonicalize()
+            .unwrap_or_else(|_| args.data.clone());
+        println!("or over stdio (stop this server first; the key comes from CODECTX_API_KEY):");
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"mcpServers": {"codectx": {
+                "command": std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "codectx".into()),
+                "args": ["mcp", "--stdio", "--data", data.display().to_string()],
+                "env": {"CODECTX_API_KEY": stack.dev.api_key}
+            }}}))?
+        );
+        println!();
+    }
     println!(
         "try: CODECTX_API_KEY={} codectx admin --authz {} whoami",
         stack.dev.api_key,

@@ -256,17 +256,21 @@ impl Stack {
                     .await?,
                 ),
                 ServiceKind::Gateway => {
-                    let gateway = codectx_gateway::build(codectx_gateway::Config {
-                        server: server.clone(),
-                        http: codectx_gateway::HttpConfig {
-                            listen: options.gateway_http.clone(),
+                    let gateway = codectx_gateway::build(
+                        codectx_gateway::Config {
+                            server: server.clone(),
+                            http: codectx_gateway::HttpConfig {
+                                listen: options.gateway_http.clone(),
+                                ..Default::default()
+                            },
+                            peers: codectx_gateway::Peers {
+                                authz: peer(ServiceKind::Authz),
+                                context_assembler: peer(ServiceKind::ContextAssembler),
+                            },
+                            ..Default::default()
                         },
-                        peers: codectx_gateway::Peers {
-                            authz: peer(ServiceKind::Authz),
-                            context_assembler: peer(ServiceKind::ContextAssembler),
-                        },
-                        ..Default::default()
-                    })
+                        verifier.clone(),
+                    )
                     .await?;
                     let http_listener = codectx_runtime::bind(&options.gateway_http).await?;
                     gateway_http = Some(
@@ -315,6 +319,35 @@ impl Stack {
 
     pub fn endpoints(&self) -> &BTreeMap<ServiceKind, String> {
         &self.endpoints
+    }
+
+    /// Waits up to `timeout` for `kind` to report SERVING on the gRPC health service
+    /// (embedding does once its model is loaded). False if it did not.
+    pub async fn wait_serving(&self, kind: ServiceKind, timeout: std::time::Duration) -> bool {
+        use tonic_health::pb::HealthCheckRequest;
+        use tonic_health::pb::health_check_response::ServingStatus;
+        use tonic_health::pb::health_client::HealthClient;
+        let Some(endpoint) = self.endpoint(kind) else {
+            return false;
+        };
+        let Ok(channel) = tonic::transport::Channel::from_shared(endpoint.to_owned()) else {
+            return false;
+        };
+        let mut health = HealthClient::new(channel.connect_lazy());
+        let deadline = tokio::time::Instant::now() + timeout;
+        while tokio::time::Instant::now() < deadline {
+            let status = health
+                .check(HealthCheckRequest {
+                    service: String::new(),
+                })
+                .await
+                .map(|r| r.into_inner().status());
+            if status.ok() == Some(ServingStatus::Serving) {
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        false
     }
 
     /// The gateway's agent-facing HTTP address, when the gateway runs.

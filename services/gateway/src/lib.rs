@@ -1,16 +1,21 @@
-//! gateway: the agent-facing edge. Agents speak MCP to it over Streamable HTTP (`/mcp`)
-//! or stdio; it authorizes each call through authz and forwards the signed context to
-//! context-assembler. This build serves the gRPC surface (`Describe`; compression
-//! statistics answer UNIMPLEMENTED) and the HTTP listener with `/healthz`; the MCP tools
-//! land with the context-assembly issue, until then `/mcp` answers 501 and says so.
+//! gateway: the agent-facing edge. Agents speak MCP to it over Streamable HTTP (`/mcp`,
+//! official Rust SDK `rmcp`); every request needs `Authorization: Bearer <api key>`,
+//! checked with authz before any MCP work (401 otherwise), and browser `Origin`s must be
+//! on the allow-list. Each tool call authorizes its repository through authz and forwards
+//! the signed context to context-assembler. The gRPC surface serves `Describe`;
+//! compression statistics answer UNIMPLEMENTED until the compression issue.
 
-use codectx_clients::PeerConfig;
+pub mod mcp;
+
+use std::sync::Arc;
+
+use codectx_clients::{AssemblerClient, AuthzClient, PeerConfig, api_key_credential};
 use codectx_errors::Error;
 use codectx_proto::common::v1::{DescribeRequest, DescribeResponse};
 use codectx_proto::gateway::v1::{self as pb, gateway_service_server};
 use codectx_runtime::{BuiltService, Readiness, ServerConfig, TenantConfig};
 use codectx_telemetry::TelemetryConfig;
-use codectx_tenant::from_request;
+use codectx_tenant::{Verifier, from_request};
 use serde::{Deserialize, Serialize};
 use tonic::service::Routes;
 use tonic::{Request, Response, Status};
@@ -24,7 +29,12 @@ pub const DEFAULT_PORT: u16 = 50057;
 /// Default agent-facing HTTP address.
 pub const DEFAULT_HTTP_LISTEN: &str = "127.0.0.1:8080";
 
-const CAPABILITIES: &[&str] = &["describe", "http_health"];
+const CAPABILITIES: &[&str] = &[
+    "describe",
+    "http_health",
+    "mcp_streamable_http",
+    "mcp_stdio",
+];
 
 /// Configuration: defaults, then the TOML file, then `CODECTX_GATEWAY__*`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -43,6 +53,12 @@ pub struct Config {
 #[serde(default, deny_unknown_fields)]
 pub struct HttpConfig {
     pub listen: String,
+    /// Browser origins allowed on `/mcp` (RFC 6454 match; `:*` is any port). Requests
+    /// without `Origin` (agents, CLIs) pass; any other `Origin` is refused with 403.
+    pub allowed_origins: Vec<String>,
+    /// `Host` values accepted on `/mcp` (DNS-rebinding protection). Empty: loopback
+    /// only. Set the public host names in a cluster.
+    pub allowed_hosts: Vec<String>,
 }
 
 /// The `[peers]` section.
@@ -69,6 +85,8 @@ impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             listen: DEFAULT_HTTP_LISTEN.into(),
+            allowed_origins: vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()],
+            allowed_hosts: Vec::new(),
         }
     }
 }
@@ -96,10 +114,16 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
-pub async fn build(config: Config) -> Result<Gateway, Error> {
-    // Validate peer configuration now so a typo fails at start, not on the first call.
-    codectx_clients::AuthzClient::connect(&config.peers.authz)?;
-    codectx_clients::AssemblerClient::connect(&config.peers.context_assembler)?;
+/// Builds the gateway. `verifier` checks the contexts authz mints for tool calls (the
+/// same keys the gRPC layer trusts).
+pub async fn build(config: Config, verifier: Arc<Verifier>) -> Result<Gateway, Error> {
+    // Peers are validated now so a typo fails at start, not on the first call.
+    let tools = mcp::Tools {
+        authz: AuthzClient::connect(&config.peers.authz)?,
+        assembler: AssemblerClient::connect(&config.peers.context_assembler)?,
+        verifier,
+        keys: mcp::KeySource::Bearer,
+    };
     let service = BuiltService {
         name: NAME,
         grpc_name: gateway_service_server::SERVICE_NAME,
@@ -111,25 +135,80 @@ pub async fn build(config: Config) -> Result<Gateway, Error> {
     };
     Ok(Gateway {
         service,
-        http: http_router(),
+        http: http_router(tools, &config.http),
     })
 }
 
-fn http_router() -> axum::Router {
+fn http_router(tools: mcp::Tools, config: &HttpConfig) -> axum::Router {
+    use axum::routing::get;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let mut mcp_config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(config.allowed_origins.clone())
+        .enforce_origin_validation()
+        // A 4 MiB diff, JSON-escaped, must reach the typed `diff` check.
+        .with_max_request_body_bytes(codectx_core::limits::GRPC_MESSAGE_BYTES);
+    if !config.allowed_hosts.is_empty() {
+        mcp_config = mcp_config.with_allowed_hosts(config.allowed_hosts.clone());
+    }
+    let authz = tools.authz.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(tools.clone()),
+        Arc::new(LocalSessionManager::default()),
+        mcp_config,
+    );
+    let mcp = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(authz, require_api_key));
+    axum::Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .merge(mcp)
+}
+
+/// Refuses `/mcp` requests without a valid API key with 401, before any MCP work. The key
+/// is checked on every request, so a revoked key fails on its next call.
+async fn require_api_key(
+    axum::extract::State(authz): axum::extract::State<AuthzClient>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
     use axum::http::StatusCode;
-    use axum::routing::{any, get};
-    axum::Router::new().route("/healthz", get(|| async { "ok\n" })).route(
-        "/mcp",
-        any(|| async {
+    use axum::response::IntoResponse;
+    let refuse = |status: StatusCode, message: String| {
+        (
+            status,
+            [(axum::http::header::WWW_AUTHENTICATE, "Bearer")],
+            axum::Json(serde_json::json!({"error": "unauthenticated", "message": message})),
+        )
+            .into_response()
+    };
+    let Some(key) = mcp::bearer(request.headers()) else {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "send the API key as Authorization: Bearer <key>".into(),
+        );
+    };
+    match authz
+        .authenticate(codectx_proto::authz::v1::AuthenticateRequest {
+            credential: Some(api_key_credential(&key)),
+        })
+        .await
+    {
+        Ok(_) => next.run(request).await,
+        Err(error) if error.kind() == codectx_errors::ErrorKind::Unauthenticated => {
+            refuse(StatusCode::UNAUTHORIZED, error.message().to_owned())
+        }
+        Err(error) => {
+            tracing::warn!(%error, "authz unavailable while checking an API key");
             (
-                StatusCode::NOT_IMPLEMENTED,
-                axum::Json(serde_json::json!({
-                    "error": "unimplemented",
-                    "message": "the MCP tools are part of the context assembly and MCP gateway capability, which this build does not implement yet",
-                })),
+                StatusCode::SERVICE_UNAVAILABLE,
+                axum::Json(serde_json::json!({"error": "unavailable", "message": "authz is not reachable; retry"})),
             )
-        }),
-    )
+                .into_response()
+        }
+    }
 }
 
 /// Serves the agent-facing HTTP router until `shutdown` resolves.

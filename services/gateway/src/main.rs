@@ -22,7 +22,7 @@ async fn main() -> anyhow::Result<()> {
     let verifier = codectx_runtime::load_verifier(&config.tenant).await?;
     let grpc_listener = codectx_runtime::bind(&config.server.listen).await?;
     let http_listener = codectx_runtime::bind(&config.http.listen).await?;
-    let gateway = build(config.clone()).await?;
+    let gateway = build(config.clone(), verifier.clone()).await?;
     let http = tokio::spawn(serve_http(
         gateway.http,
         http_listener,

@@ -1,0 +1,622 @@
+//! The MCP tools. Every call carries the agent's API key (the HTTP bearer, or the key the
+//! stdio server was started with); the tool's `repository` goes to authz with that key,
+//! and the signed context authz returns is the only scope the call runs under. Tool
+//! arguments never reach a backend except through the assembler's typed requests.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use codectx_clients::{AssemblerClient, AuthzClient, api_key_credential};
+use codectx_errors::{Error, ErrorKind};
+use codectx_proto::assembler::v1 as pb;
+use codectx_proto::authz::v1 as authz;
+use codectx_tenant::{TenantContext, Verifier};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{Value, json};
+
+/// Where a call's API key comes from.
+#[derive(Clone)]
+pub enum KeySource {
+    /// `Authorization: Bearer` of the HTTP request (checked by the `/mcp` middleware).
+    Bearer,
+    /// The key a local stdio server was started with.
+    Fixed(String),
+}
+
+/// The MCP server handler: one per session (cheap to clone).
+#[derive(Clone)]
+pub struct Tools {
+    pub authz: AuthzClient,
+    pub assembler: AssemblerClient,
+    pub verifier: Arc<Verifier>,
+    pub keys: KeySource,
+}
+
+const INSTRUCTIONS: &str = "codectx answers questions about indexed repositories and keeps \
+agent memory. Start with list_repositories, then minimal_context for a task or search for \
+words; get_symbol_context and get_call_graph for one symbol; get_pr_context for a diff; \
+get_code_snippet only when you need the source. Every answer is JSON with a status \
+(ok, not_found, ambiguous, denied, budget_exceeded, truncated), entries, omitted items and \
+a token estimate.";
+
+fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => unreachable!("tool schemas are objects"),
+    }
+}
+
+fn repository_property() -> Value {
+    json!({"type": "string", "description": "Repository name or id, as list_repositories shows it. Optional when you can see exactly one repository; it also selects the memory namespace."})
+}
+
+fn max_tokens_property(default: u32) -> Value {
+    json!({"type": "integer", "minimum": 256, "maximum": 20000, "description": format!("Token budget of the answer (default {default}); lowest-value detail is dropped first and listed in omitted.")})
+}
+
+fn tool(
+    name: &'static str,
+    description: &'static str,
+    properties: Value,
+    required: &[&str],
+    read_only: bool,
+) -> Tool {
+    let mut tool = Tool::new(
+        name,
+        description,
+        schema(json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false
+        })),
+    );
+    let mut annotations = ToolAnnotations::default();
+    annotations.read_only_hint = Some(read_only);
+    annotations.open_world_hint = Some(false);
+    tool.annotations = Some(annotations);
+    tool
+}
+
+/// The tool list (names and arguments are part of the contract).
+pub fn tools() -> Vec<Tool> {
+    vec![
+        tool(
+            "list_repositories",
+            "Repositories you may query, by name and id.",
+            json!({}),
+            &[],
+            true,
+        ),
+        tool(
+            "minimal_context",
+            "The smallest useful context for a task: the best-matching symbol with its callers and callees, and related symbols, within a token budget (default 1,500). Name the identifiers you know in the task.",
+            json!({
+                "task": {"type": "string", "maxLength": 8192, "description": "What you are working on, in words and identifiers (at most 8 KiB)."},
+                "repository": repository_property(),
+                "max_tokens": max_tokens_property(1500)
+            }),
+            &["task"],
+            true,
+        ),
+        tool(
+            "search",
+            "Find symbols by words, identifiers or error messages: exact matches first, then ranked matches, at most 8.",
+            json!({
+                "repository": repository_property(),
+                "query": {"type": "string", "description": "Words, an identifier, a qualified name, or an error message."},
+                "kinds": {"type": "array", "items": {"type": "string"}, "description": "Only these kinds (function, method, type, ...)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 8}
+            }),
+            &["query"],
+            true,
+        ),
+        tool(
+            "get_symbol_context",
+            "One symbol's card (signature, file, lines, summary, fingerprint) with its callers, callees, implementations and tests.",
+            json!({
+                "repository": repository_property(),
+                "symbol": {"type": "string", "description": "A plain name (Serve), a qualified name, or a trailing part in the language's separators (Server.Serve, (*Server).Serve, a::b::c)."},
+                "max_tokens": max_tokens_property(20000),
+                "include_ids": {"type": "boolean", "description": "Include opaque ids for get_code_snippet."}
+            }),
+            &["symbol"],
+            true,
+        ),
+        tool(
+            "get_call_graph",
+            "Callers and/or callees of a symbol, depth 1 or 2, with call-site lines and confidence.",
+            json!({
+                "repository": repository_property(),
+                "symbol": {"type": "string"},
+                "direction": {"type": "string", "enum": ["callers", "callees", "both"], "description": "Default both."},
+                "depth": {"type": "integer", "minimum": 1, "maximum": 2},
+                "max_tokens": max_tokens_property(20000)
+            }),
+            &["symbol"],
+            true,
+        ),
+        tool(
+            "get_pr_context",
+            "What a change touches: the changed symbols with their callers and tests, from a unified diff (at most 4 MiB) or a list of changed files (at most 100).",
+            json!({
+                "repository": repository_property(),
+                "diff": {"type": "string", "description": "A unified diff (git diff)."},
+                "files": {"type": "array", "items": {"type": "string"}, "maxItems": 100, "description": "Changed paths, relative to the repository root."},
+                "max_tokens": max_tokens_property(20000)
+            }),
+            &[],
+            true,
+        ),
+        tool(
+            "get_code_snippet",
+            "The source of one symbol, read now and verified against the index; fails as stale if it changed. Pass the fingerprint you hold to be sure it is the version you saw.",
+            json!({
+                "repository": repository_property(),
+                "symbol": {"type": "string"},
+                "id": {"type": "string", "description": "An id from an earlier answer (include_ids)."},
+                "fingerprint": {"type": "string"}
+            }),
+            &[],
+            true,
+        ),
+        tool(
+            "recall",
+            "Search agent memory (names, aliases, types; words and meaning) and return entities with their facts, up to 2 hops. Memory is written by agents: verify before relying on it.",
+            json!({
+                "repository": repository_property(),
+                "query": {"type": "string", "maxLength": 4096},
+                "max_entries": {"type": "integer", "minimum": 1, "maximum": 8},
+                "hops": {"type": "integer", "minimum": 1, "maximum": 2}
+            }),
+            &["query"],
+            true,
+        ),
+        tool(
+            "remember",
+            "Store an entity in agent memory with its type, aliases and facts (predicate/object pairs). A new object for the same predicate supersedes the old fact.",
+            json!({
+                "repository": repository_property(),
+                "entity": {"type": "string"},
+                "type": {"type": "string", "description": "service, person, decision, ..."},
+                "aliases": {"type": "array", "items": {"type": "string"}},
+                "facts": {"type": "array", "items": {"type": "object", "properties": {"predicate": {"type": "string"}, "object": {"type": "string"}}, "required": ["predicate", "object"], "additionalProperties": false}}
+            }),
+            &["entity", "type"],
+            false,
+        ),
+        tool(
+            "forget",
+            "Delete an entity (by name or alias) from agent memory, with its aliases, facts and vectors.",
+            json!({
+                "repository": repository_property(),
+                "entity": {"type": "string"}
+            }),
+            &["entity"],
+            false,
+        ),
+    ]
+}
+
+/// Arguments as a JSON object with typed accessors that fail with a field-named error.
+struct Arguments(JsonObject);
+
+impl Arguments {
+    fn string(&self, name: &str) -> Result<Option<String>, Error> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(Error::invalid_argument(
+                name,
+                format!("{name} must be a string"),
+            )),
+        }
+    }
+
+    fn required(&self, name: &str) -> Result<String, Error> {
+        self.string(name)?
+            .filter(|s| !s.trim().is_empty())
+            .ok_or_else(|| Error::invalid_argument(name, format!("{name} is required")))
+    }
+
+    fn number(&self, name: &str) -> Result<u32, Error> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(0),
+            Some(Value::Number(n)) => {
+                n.as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| {
+                        Error::invalid_argument(
+                            name,
+                            format!("{name} must be a non-negative integer"),
+                        )
+                    })
+            }
+            Some(_) => Err(Error::invalid_argument(
+                name,
+                format!("{name} must be an integer"),
+            )),
+        }
+    }
+
+    fn boolean(&self, name: &str) -> Result<bool, Error> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(Error::invalid_argument(
+                name,
+                format!("{name} must be true or false"),
+            )),
+        }
+    }
+
+    fn strings(&self, name: &str) -> Result<Option<Vec<String>>, Error> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| {
+                    v.as_str().map(str::to_owned).ok_or_else(|| {
+                        Error::invalid_argument(name, format!("{name} must be a list of strings"))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(_) => Err(Error::invalid_argument(
+                name,
+                format!("{name} must be a list of strings"),
+            )),
+        }
+    }
+
+    fn facts(&self) -> Result<Vec<pb::FactInput>, Error> {
+        match self.0.get("facts") {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|fact| {
+                    let predicate = fact.get("predicate").and_then(Value::as_str);
+                    let object = fact.get("object").and_then(Value::as_str);
+                    match (predicate, object) {
+                        (Some(p), Some(o)) => Ok(pb::FactInput {
+                            predicate: p.into(),
+                            object: o.into(),
+                        }),
+                        _ => Err(Error::invalid_argument(
+                            "facts",
+                            "each fact is {\"predicate\": string, \"object\": string}",
+                        )),
+                    }
+                })
+                .collect(),
+            Some(_) => Err(Error::invalid_argument("facts", "facts must be a list")),
+        }
+    }
+}
+
+/// A typed error as the agent sees it: a tool result flagged as an error, naming the field
+/// and the limit where there is one.
+fn error_result(error: &Error) -> CallToolResult {
+    let mut value = json!({
+        "status": "error",
+        "reason": error.reason(),
+        "message": error.message(),
+    });
+    if !error.field().is_empty() {
+        value["field"] = Value::from(error.field());
+    }
+    if let Some(limit) = error.limit() {
+        value["limit"] = Value::from(limit);
+    }
+    if !error.suggestions().is_empty() {
+        value["suggestions"] = Value::from(error.suggestions().to_vec());
+    }
+    CallToolResult::structured_error(value)
+}
+
+fn answer_result(answer: pb::ContextAnswer) -> Result<CallToolResult, Error> {
+    let value: Value = serde_json::from_str(&answer.json)
+        .map_err(|e| Error::internal(format!("assembler answer is not JSON: {e}")))?;
+    Ok(CallToolResult::structured(value))
+}
+
+impl Tools {
+    fn api_key(&self, context: &RequestContext<RoleServer>) -> Result<String, Error> {
+        match &self.keys {
+            KeySource::Fixed(key) => Ok(key.clone()),
+            KeySource::Bearer => context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| bearer(&parts.headers))
+                .ok_or_else(|| {
+                    Error::unauthenticated("send the API key as Authorization: Bearer <key>")
+                }),
+        }
+    }
+
+    /// Resolves the call's repository through authz into a verified context.
+    async fn authorize(
+        &self,
+        key: &str,
+        repository: Option<String>,
+    ) -> Result<TenantContext, Error> {
+        let repository = match repository {
+            Some(repository) => repository,
+            None => {
+                let visible = self
+                    .authz
+                    .list_accessible_repositories(authz::ListAccessibleRepositoriesRequest {
+                        credential: Some(api_key_credential(key)),
+                    })
+                    .await?
+                    .repositories;
+                match visible.as_slice() {
+                    [only] => only.id.clone(),
+                    [] => {
+                        return Err(Error::not_found(
+                            "you may see no repository: ask an administrator for a grant",
+                        ));
+                    }
+                    _ => {
+                        return Err(Error::invalid_argument(
+                            "repository",
+                            "repository is required: you may see several",
+                        )
+                        .with_suggestions(
+                            visible.iter().map(|r| r.name.clone()).take(10).collect(),
+                        ));
+                    }
+                }
+            }
+        };
+        let authorized = self
+            .authz
+            .authorize(authz::AuthorizeRequest {
+                credential: Some(api_key_credential(key)),
+                repository,
+                scopes: vec![],
+            })
+            .await?;
+        self.verifier
+            .verify(&authorized.signed_context)
+            .map_err(|e| {
+                Error::unauthenticated(format!(
+                    "authz returned a context this gateway cannot verify: {e}"
+                ))
+            })
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        arguments: Arguments,
+        key: &str,
+    ) -> Result<CallToolResult, Error> {
+        if name == "list_repositories" {
+            let visible = self
+                .authz
+                .list_accessible_repositories(authz::ListAccessibleRepositoriesRequest {
+                    credential: Some(api_key_credential(key)),
+                })
+                .await?
+                .repositories;
+            let entries: Vec<Value> = visible
+                .iter()
+                .map(|r| json!({"name": r.name, "id": r.id}))
+                .collect();
+            let (text, _) = codectx_assemble::finalize(
+                json!({"status": "ok", "entries": entries, "omitted": [], "tokens": 0}),
+            );
+            let value = serde_json::from_str(&text).map_err(|e| Error::internal(e.to_string()))?;
+            return Ok(CallToolResult::structured(value));
+        }
+        if !tools().iter().any(|t| t.name == name) {
+            return Err(Error::invalid_argument(
+                "name",
+                format!("no tool named {name:?}; see tools/list"),
+            ));
+        }
+        let context = self.authorize(key, arguments.string("repository")?).await?;
+        let assembler = &self.assembler;
+        let answer = match name {
+            "minimal_context" => {
+                assembler
+                    .minimal_context(
+                        &context,
+                        pb::MinimalContextRequest {
+                            task: arguments.required("task")?,
+                            max_tokens: arguments.number("max_tokens")?,
+                        },
+                    )
+                    .await?
+            }
+            "search" => {
+                assembler
+                    .search(
+                        &context,
+                        pb::SearchRequest {
+                            query: arguments.required("query")?,
+                            kinds: arguments.strings("kinds")?.unwrap_or_default(),
+                            limit: arguments.number("limit")?,
+                            ..Default::default()
+                        },
+                    )
+                    .await?
+            }
+            "get_symbol_context" => {
+                assembler
+                    .symbol_context(
+                        &context,
+                        pb::SymbolContextRequest {
+                            symbol: arguments.required("symbol")?,
+                            max_tokens: arguments.number("max_tokens")?,
+                            include_ids: arguments.boolean("include_ids")?,
+                            ..Default::default()
+                        },
+                    )
+                    .await?
+            }
+            "get_call_graph" => {
+                let direction = match arguments.string("direction")?.as_deref() {
+                    None | Some("both") => pb::CallDirection::Both,
+                    Some("callers") => pb::CallDirection::Callers,
+                    Some("callees") => pb::CallDirection::Callees,
+                    Some(other) => {
+                        return Err(Error::invalid_argument(
+                            "direction",
+                            format!("direction is callers, callees or both, not {other:?}"),
+                        ));
+                    }
+                };
+                assembler
+                    .call_graph(
+                        &context,
+                        pb::CallGraphRequest {
+                            symbol: arguments.required("symbol")?,
+                            direction: direction as i32,
+                            depth: arguments.number("depth")?,
+                            max_tokens: arguments.number("max_tokens")?,
+                        },
+                    )
+                    .await?
+            }
+            "get_pr_context" => {
+                let change = match (arguments.string("diff")?, arguments.strings("files")?) {
+                    (Some(diff), None) => pb::pr_context_request::Change::Diff(diff),
+                    (None, Some(paths)) => {
+                        pb::pr_context_request::Change::Files(pb::PathList { paths })
+                    }
+                    _ => {
+                        return Err(Error::invalid_argument(
+                            "diff",
+                            "pass either diff (a unified diff) or files (changed paths)",
+                        ));
+                    }
+                };
+                assembler
+                    .pr_context(
+                        &context,
+                        pb::PrContextRequest {
+                            change: Some(change),
+                            max_tokens: arguments.number("max_tokens")?,
+                        },
+                    )
+                    .await?
+            }
+            "get_code_snippet" => {
+                let target = match (arguments.string("symbol")?, arguments.string("id")?) {
+                    (Some(symbol), None) => pb::code_snippet_request::Target::Symbol(symbol),
+                    (None, Some(id)) => pb::code_snippet_request::Target::Id(id),
+                    _ => {
+                        return Err(Error::invalid_argument(
+                            "symbol",
+                            "pass either symbol or id",
+                        ));
+                    }
+                };
+                assembler
+                    .code_snippet(
+                        &context,
+                        pb::CodeSnippetRequest {
+                            target: Some(target),
+                            fingerprint: arguments.string("fingerprint")?.unwrap_or_default(),
+                        },
+                    )
+                    .await?
+            }
+            "recall" => {
+                assembler
+                    .recall(
+                        &context,
+                        pb::RecallRequest {
+                            query: arguments.required("query")?,
+                            max_entries: arguments.number("max_entries")?,
+                            hops: arguments.number("hops")?,
+                        },
+                    )
+                    .await?
+            }
+            "remember" => {
+                assembler
+                    .remember(
+                        &context,
+                        pb::RememberRequest {
+                            entity: arguments.required("entity")?,
+                            r#type: arguments.required("type")?,
+                            aliases: arguments.strings("aliases")?.unwrap_or_default(),
+                            facts: arguments.facts()?,
+                            source_client: "mcp".into(),
+                        },
+                    )
+                    .await?
+            }
+            "forget" => {
+                assembler
+                    .forget(
+                        &context,
+                        pb::ForgetRequest {
+                            entity: arguments.required("entity")?,
+                        },
+                    )
+                    .await?
+            }
+            _ => unreachable!("checked against the tool list"),
+        };
+        answer_result(answer)
+    }
+}
+
+/// The bearer token of an `Authorization` header, if well formed.
+pub fn bearer(headers: &http::HeaderMap) -> Option<String> {
+    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))?;
+    let token = token.trim();
+    (!token.is_empty()).then(|| token.to_owned())
+}
+
+impl ServerHandler for Tools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("codectx", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name: Cow<'static, str> = request.name.clone();
+        let key = match self.api_key(&context) {
+            Ok(key) => key,
+            Err(error) => return Ok(error_result(&error).into()),
+        };
+        let arguments = Arguments(request.arguments.unwrap_or_default());
+        let result = match self.call(&name, arguments, &key).await {
+            Ok(result) => result,
+            Err(error) => {
+                if error.kind() == ErrorKind::Internal {
+                    tracing::error!(tool = %name, %error, "tool failed");
+                }
+                error_result(&error)
+            }
+        };
+        Ok(result.into())
+    }
+}

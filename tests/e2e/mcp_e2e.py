@@ -1,0 +1,225 @@
+"""codectx's MCP tools end to end through the official MCP Python SDK (PyPI `mcp`, 2.x).
+
+Run by tests/tests/mcp.rs against a running stack indexed with tests/fixtures/go as
+`shop`; not meant to be run by hand (the Rust test prepares tenants and keys).
+
+  mcp_e2e.py tools --transport http --url URL --mode auto|legacy --key A --key-b B
+  mcp_e2e.py tools --transport stdio --codectx BIN --data DIR --mode ... --key A --key-b B
+  mcp_e2e.py probe --url URL --key K --expect 200|401
+
+Every failed check raises; the exit status is what the Rust test asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import sys
+
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+TOOLS = {
+    "list_repositories",
+    "minimal_context",
+    "search",
+    "get_symbol_context",
+    "get_call_graph",
+    "get_pr_context",
+    "get_code_snippet",
+    "recall",
+    "remember",
+    "forget",
+}
+
+
+def connect(args: argparse.Namespace, key: str) -> Client:
+    if args.transport == "http":
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
+        return Client(streamable_http_client(args.url, http_client=http), mode=args.mode)
+    command = ["mcp", "--stdio", "--data", args.data, "--api-key-env", "CODECTX_API_KEY"]
+    if args.models:
+        command += ["--models", args.models]
+    env = {**os.environ, "CODECTX_API_KEY": key}
+    return Client(StdioServerParameters(command=args.codectx, args=command, env=env), mode=args.mode)
+
+
+async def call(client: Client, tool: str, arguments: dict) -> tuple[bool, dict, str]:
+    result = await client.call_tool(tool, arguments)
+    text = result.content[0].text if result.content else ""
+    value = result.structured_content
+    assert value is not None, f"{tool}: no structured content"
+    assert json.loads(text) == value, f"{tool}: the text copy differs from the structured content"
+    return bool(result.is_error), value, text
+
+
+def expect(condition: bool, message: str, value: object = None) -> None:
+    if not condition:
+        raise AssertionError(f"{message}: {json.dumps(value)[:2000] if value is not None else ''}")
+
+
+def names(items: list[dict]) -> list[str]:
+    return sorted(item["qualified_name"] for item in items)
+
+
+async def tenant_a(args: argparse.Namespace) -> None:
+    async with connect(args, args.key) as client:
+        listed = await client.list_tools()
+        expect({t.name for t in listed.tools} == TOOLS, "tools/list", [t.name for t in listed.tools])
+        for tool in listed.tools:
+            expect(bool(tool.description), f"{tool.name} has a description")
+            expect(tool.input_schema.get("type") == "object", f"{tool.name} has an object schema")
+
+        error, value, _ = await call(client, "list_repositories", {})
+        expect(not error and [r["name"] for r in value["entries"]] == ["shop"], "list_repositories", value)
+
+        # A callers query and a symbol-context query return exactly the expected entries.
+        error, value, _ = await call(
+            client, "get_call_graph", {"repository": "shop", "symbol": "NewServer", "direction": "callers"}
+        )
+        expect(not error and value["status"] == "ok", "get_call_graph", value)
+        expect(
+            names(value["entries"][0]["callers"])
+            == ["example.com/shop/server.Run", "example.com/shop/server.TestServe"],
+            "callers of NewServer",
+            value,
+        )
+        expect("callees" not in value["entries"][0], "callers only", value)
+        error, value, _ = await call(client, "get_symbol_context", {"repository": "shop", "symbol": "Server.Serve"})
+        entry = value["entries"][0]
+        expect(entry["qualified_name"] == "example.com/shop/server.(*Server).Serve", "symbol", value)
+        expect(entry["path"] == "server/server.go" and entry["lines"] == [26, 35], "symbol span", value)
+        expect(names(entry["tests"]) == ["example.com/shop/server.TestServe"], "symbol tests", value)
+
+        # No match: not_found with no candidates.
+        error, value, _ = await call(client, "search", {"repository": "shop", "query": "zzzqqq"})
+        expect(not error and value["status"] == "not_found" and value["entries"] == [], "no match", value)
+        expect("candidates" not in value, "no candidates on not_found", value)
+
+        # minimal_context: 1,500 tokens by the estimator; omissions listed under a small budget.
+        error, value, text = await call(client, "minimal_context", {"task": "add a timeout option to NewServer"})
+        expect(not error and value["status"] == "ok", "minimal_context", value)
+        expect(value["tokens"] <= 1500, "minimal_context within 1,500 tokens", value)
+        expect(value["tokens"] == math.ceil(len(text.encode()) / 4), "estimate is ceil(bytes/4)", value)
+        expect(value["entries"][0]["qualified_name"] == "example.com/shop/server.NewServer", "subject", value)
+        error, value, _ = await call(
+            client,
+            "minimal_context",
+            {"task": "server serve store open get render format name", "max_tokens": 256},
+        )
+        expect(value["tokens"] <= 256 and value["omitted"], "omissions under 256 tokens", value)
+
+        # Lazy detail: the verified source.
+        error, value, _ = await call(client, "get_code_snippet", {"repository": "shop", "symbol": "NewServer"})
+        expect(not error and "func NewServer" in value["entries"][0]["text"], "get_code_snippet", value)
+
+        # PR context from a diff.
+        diff = (
+            "--- a/server/server.go\n+++ b/server/server.go\n@@ -21,3 +21,3 @@\n"
+            " func NewServer(db *store.DB) *Server {\n-\treturn &Server{db: db}\n+\treturn &Server{}\n }\n"
+        )
+        error, value, _ = await call(client, "get_pr_context", {"repository": "shop", "diff": diff})
+        expect(not error and names(value["entries"]) == ["example.com/shop/server.NewServer"], "pr context", value)
+
+        # Memory: remember, recall by alias and by paraphrase.
+        error, value, _ = await call(
+            client,
+            "remember",
+            {
+                "repository": "shop",
+                "entity": "PostgreSQL primary",
+                "type": "database",
+                "aliases": ["main relational database"],
+                "facts": [{"predicate": "runs_on", "object": "db-01"}],
+            },
+        )
+        expect(not error and value["status"] == "ok", "remember", value)
+        error, value, _ = await call(client, "recall", {"repository": "shop", "query": "main relational database"})
+        expect(not error and value["entries"][0]["name"] == "PostgreSQL primary", "recall by alias", value)
+        expect(any(f["object"] == "db-01" for f in value["facts"]), "facts", value)
+        expect("notice" in value, "memory notice", value)
+        error, value, _ = await call(client, "recall", {"repository": "shop", "query": "SQL server that stores our data"})
+        expect(value["entries"] and value["entries"][0]["name"] == "PostgreSQL primary", "recall by paraphrase", value)
+        expect("vector" in value["entries"][0]["found_by"], "found by the dense leg", value)
+
+        # Oversize inputs are rejected with a message naming the limit.
+        for arguments, field, limit in [
+            ({"tool": "minimal_context", "task": "x" * (9 * 1024)}, "task", 8192),
+            ({"tool": "get_pr_context", "repository": "shop", "diff": "+x\n" * (5 * 1024 * 1024 // 3)}, "diff", 4194304),
+            ({"tool": "get_pr_context", "repository": "shop", "files": [f"f{i}.go" for i in range(101)]}, "files", 100),
+        ]:
+            tool = arguments.pop("tool")
+            error, value, _ = await call(client, tool, arguments)
+            expect(error and value["field"] == field and value["limit"] == limit, f"{field} limit", value)
+            expect(f"{limit:,}" in value["message"], f"{field} message names the limit", value)
+
+
+async def tenant_b(args: argparse.Namespace) -> None:
+    """Tenant B has a repository of the same name and sees none of A's code or memory."""
+    async with connect(args, args.key_b) as client:
+        error, value, _ = await call(client, "list_repositories", {})
+        expect([r["name"] for r in value["entries"]] == ["shop"], "B's repositories", value)
+        error, value, text = await call(client, "get_symbol_context", {"repository": "shop", "symbol": "Server.Serve"})
+        expect(value["status"] == "not_found", "B does not see A's code", value)
+        expect("example.com/shop" not in text, "no suggestion from A's graph", value)
+        error, value, text = await call(client, "recall", {"repository": "shop", "query": "main relational database"})
+        expect(value["status"] == "not_found" and "PostgreSQL" not in text, "B does not see A's memory", value)
+
+
+async def forget_a(args: argparse.Namespace) -> None:
+    async with connect(args, args.key) as client:
+        error, value, _ = await call(client, "forget", {"repository": "shop", "entity": "PostgreSQL primary"})
+        expect(not error and value["status"] == "ok", "forget", value)
+        error, value, text = await call(client, "recall", {"repository": "shop", "query": "main relational database"})
+        expect("PostgreSQL primary" not in text, "forgotten entity is not recalled", value)
+
+
+async def tools(args: argparse.Namespace) -> None:
+    await tenant_a(args)
+    await tenant_b(args)
+    await forget_a(args)
+
+
+def probe(args: argparse.Namespace) -> None:
+    """A raw initialize over HTTP: the status code before any MCP work."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+    }
+    response = httpx2.post(
+        args.url,
+        json=body,
+        headers={"Authorization": f"Bearer {args.key}", "Accept": "application/json, text/event-stream"},
+    )
+    expect(response.status_code == args.expect, f"HTTP {response.status_code}, expected {args.expect}", response.text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("command", choices=["tools", "probe"])
+    parser.add_argument("--transport", choices=["http", "stdio"], default="http")
+    parser.add_argument("--url")
+    parser.add_argument("--codectx")
+    parser.add_argument("--data")
+    parser.add_argument("--models")
+    parser.add_argument("--mode", default="auto")
+    parser.add_argument("--key", required=True)
+    parser.add_argument("--key-b")
+    parser.add_argument("--expect", type=int)
+    args = parser.parse_args()
+    if args.command == "probe":
+        probe(args)
+    else:
+        asyncio.run(tools(args))
+    print(f"mcp_e2e: {args.command} {args.transport} {args.mode}: ok", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
