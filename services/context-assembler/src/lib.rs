@@ -86,6 +86,7 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
         lexical: LexicalClient::connect(&config.peers.lexical_ranker)?,
         embedding: EmbeddingClient::connect(&config.peers.embedding)?,
         vectors: VectorClient::connect(&config.peers.vector_gateway)?,
+        backfill: memory::Backfill::default(),
     };
     Ok(BuiltService {
         name: NAME,
@@ -104,6 +105,7 @@ struct ContextAssembler {
     lexical: LexicalClient,
     embedding: EmbeddingClient,
     vectors: VectorClient,
+    backfill: memory::Backfill,
 }
 
 impl ContextAssembler {
@@ -113,6 +115,7 @@ impl ContextAssembler {
             lexical: &self.lexical,
             embedding: &self.embedding,
             vectors: &self.vectors,
+            backfill: &self.backfill,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! hydrated through the graph (deleted or foreign ids are dropped), and facts expand up to
 //! 2 hops, within 8 entries, 80 facts and 32 KiB.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use codectx_assemble::{Leg, finalize, fuse};
@@ -30,6 +31,102 @@ pub struct Legs<'a> {
     pub lexical: &'a LexicalClient,
     pub embedding: &'a EmbeddingClient,
     pub vectors: &'a VectorClient,
+    pub backfill: &'a Backfill,
+}
+
+/// Entities `remember` stored without a vector (the dense leg was down), per tenant and
+/// namespace, embedded as soon as a later remember or recall in the same namespace finds
+/// the dense leg working (it brings a fresh context for that namespace). In process: a
+/// restart forgets the queue, and such entities stay lexical-only until remembered again
+/// (the graph, which is authoritative, has them either way).
+#[derive(Debug, Default)]
+pub struct Backfill {
+    pending: std::sync::Mutex<HashMap<(String, String), Vec<graph::MemoryEntity>>>,
+}
+
+impl Backfill {
+    fn key(context: &TenantContext) -> (String, String) {
+        (
+            context.tenant_id().to_owned(),
+            context.namespace().to_owned(),
+        )
+    }
+
+    fn add(&self, context: &TenantContext, entity: graph::MemoryEntity) {
+        let mut pending = self.pending.lock().expect("backfill lock");
+        let queue = pending.entry(Self::key(context)).or_default();
+        queue.retain(|e| e.id != entity.id);
+        if queue.len() < limits::MEMORY_ENTITIES_PER_NAMESPACE {
+            queue.push(entity);
+        }
+    }
+
+    fn take(&self, context: &TenantContext) -> Vec<graph::MemoryEntity> {
+        self.pending
+            .lock()
+            .expect("backfill lock")
+            .remove(&Self::key(context))
+            .unwrap_or_default()
+    }
+
+    fn remove(&self, context: &TenantContext, id: &str) {
+        if let Some(queue) = self
+            .pending
+            .lock()
+            .expect("backfill lock")
+            .get_mut(&Self::key(context))
+        {
+            queue.retain(|e| e.id != id);
+        }
+    }
+
+    /// Entities waiting for a vector in the context's namespace.
+    pub fn len(&self, context: &TenantContext) -> usize {
+        self.pending
+            .lock()
+            .expect("backfill lock")
+            .get(&Self::key(context))
+            .map_or(0, Vec::len)
+    }
+}
+
+/// Embeds the namespace's pending entities that still exist; failures go back in the
+/// queue. Returns how many got their vector.
+pub async fn run_backfill(legs: &Legs<'_>, context: &TenantContext) -> usize {
+    let pending = legs.backfill.take(context);
+    if pending.is_empty() {
+        return 0;
+    }
+    // Entities forgotten meanwhile are dropped: only what the graph still has is embedded.
+    let ids = pending.iter().map(|e| e.id.clone()).collect();
+    let current = match legs
+        .graph
+        .hydrate_memory_entities(context, graph::HydrateMemoryEntitiesRequest { ids })
+        .await
+    {
+        Ok(found) => found.entities,
+        Err(error) => {
+            tracing::warn!(%error, "memory backfill postponed");
+            for entity in pending {
+                legs.backfill.add(context, entity);
+            }
+            return 0;
+        }
+    };
+    let mut done = 0;
+    for entity in current {
+        match embed_and_store(legs, context, &entity).await {
+            Ok(()) => done += 1,
+            Err(error) => {
+                tracing::warn!(%error, "memory backfill postponed");
+                legs.backfill.add(context, entity);
+            }
+        }
+    }
+    if done > 0 {
+        tracing::info!(entities = done, "memory backfill embedded pending entities");
+    }
+    done
 }
 
 fn done(status: AnswerStatus, value: Value) -> Answer {
@@ -126,9 +223,13 @@ pub async fn remember(
         return Err(Error::internal("the graph stored no entity"));
     };
     let embedding = match embed_and_store(legs, context, &entity).await {
-        Ok(()) => "stored",
+        Ok(()) => {
+            run_backfill(legs, context).await;
+            "stored"
+        }
         Err(error) => {
-            tracing::warn!(%error, "memory entity stored without a vector; recall finds it lexically");
+            tracing::warn!(%error, "memory entity stored without a vector; recall finds it lexically until the backfill embeds it");
+            legs.backfill.add(context, entity.clone());
             "pending"
         }
     };
@@ -154,6 +255,7 @@ pub async fn forget(legs: &Legs<'_>, context: &TenantContext, name: &str) -> Res
             graph::ForgetMemoryEntityRequest { name: name.into() },
         )
         .await?;
+    legs.backfill.remove(context, &forgotten.entity_id);
     if forgotten.entity_id.is_empty() {
         return Ok(done(
             AnswerStatus::NotFound,
@@ -254,7 +356,13 @@ pub async fn recall(
     let ranked = lexical_result?;
     let mut degraded = Vec::new();
     let dense: Vec<String> = match dense_result {
-        Ok(found) => found.hits.into_iter().map(|h| h.entity_id).collect(),
+        Ok(found) => {
+            // The dense leg works again: embed what waited (answered next time).
+            if legs.backfill.len(context) > 0 {
+                run_backfill(legs, context).await;
+            }
+            found.hits.into_iter().map(|h| h.entity_id).collect()
+        }
         Err(error) => {
             degraded.push(format!("vector: {}", error.message()));
             Vec::new()
@@ -361,4 +469,71 @@ pub async fn recall(
     };
     answer["status"] = Value::from(if truncated { "truncated" } else { "ok" });
     Ok(done(status, answer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codectx_tenant::{Claims, Minter, Scope, SigningKey};
+
+    fn context(tenant: &str, graph: &str) -> TenantContext {
+        let minter = Minter::new(SigningKey::from_seed("k1", [7u8; 32]));
+        minter
+            .mint(&Claims {
+                tenant_id: tenant.into(),
+                subject_id: "sub_0123456789abcdef0123456789abcdef".into(),
+                repository_id: "repo_0123456789abcdef0123456789abcdef".into(),
+                graph_id: graph.into(),
+                scopes: vec![Scope::ReadMemory, Scope::WriteMemory],
+                policy_revision: 1,
+            })
+            .unwrap()
+    }
+
+    fn entity(id: &str) -> graph::MemoryEntity {
+        graph::MemoryEntity {
+            id: id.into(),
+            name: id.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn backfill_is_per_namespace_and_forgets_forgotten_entities() {
+        let backfill = Backfill::default();
+        let a = context(
+            "org_a0000000000000000000000000000000",
+            "gph_00000000000000000000000000000001",
+        );
+        let b = context(
+            "org_b0000000000000000000000000000000",
+            "gph_00000000000000000000000000000001",
+        );
+        backfill.add(&a, entity("m1"));
+        backfill.add(&a, entity("m2"));
+        backfill.add(&a, entity("m1"));
+        assert_eq!(backfill.len(&a), 2, "an entity waits once");
+        assert_eq!(
+            backfill.len(&b),
+            0,
+            "another tenant's namespace is separate"
+        );
+        backfill.remove(&a, "m2");
+        let taken: Vec<String> = backfill.take(&a).into_iter().map(|e| e.id).collect();
+        assert_eq!(taken, vec!["m1"]);
+        assert_eq!(backfill.len(&a), 0);
+    }
+
+    #[test]
+    fn backfill_holds_at_most_a_namespace_of_entities() {
+        let backfill = Backfill::default();
+        let a = context(
+            "org_a0000000000000000000000000000000",
+            "gph_00000000000000000000000000000001",
+        );
+        for i in 0..limits::MEMORY_ENTITIES_PER_NAMESPACE + 10 {
+            backfill.add(&a, entity(&format!("m{i}")));
+        }
+        assert_eq!(backfill.len(&a), limits::MEMORY_ENTITIES_PER_NAMESPACE);
+    }
 }
