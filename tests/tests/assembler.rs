@@ -473,3 +473,40 @@ async fn pr_context_names_the_blast_radius() {
     assert_eq!(error.field(), "diff");
     f.stack.stack.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn budget_exceeded_when_the_subject_cannot_fit() {
+    // The fixture's module path is over 1 KiB, so the card alone needs more than 256
+    // tokens.
+    let f = start_indexed("deep", "deep").await;
+    let assembler = AssemblerClient::connect(&PeerConfig::single(
+        f.stack.endpoint(ServiceKind::ContextAssembler),
+    ))
+    .unwrap();
+    let request = |max_tokens: u32| pb::SymbolContextRequest {
+        symbol: "Leaf".into(),
+        max_tokens,
+        ..Default::default()
+    };
+    let answer = assembler
+        .symbol_context(&f.context, request(256))
+        .await
+        .unwrap();
+    assert_eq!(
+        answer.status(),
+        AnswerStatus::BudgetExceeded,
+        "{}",
+        answer.json
+    );
+    let value = parse(&answer);
+    assert!(value["entries"].as_array().unwrap().is_empty());
+    assert!(value["message"].as_str().unwrap().contains("max_tokens"));
+    assert!(answer.tokens <= 256);
+    // The default budget holds it.
+    let answer = assembler
+        .symbol_context(&f.context, request(0))
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::Ok, "{}", answer.json);
+    f.stack.stack.stop().await.unwrap();
+}
