@@ -177,12 +177,59 @@ fn early(answer: Value) -> Answer {
     }
 }
 
-async fn relation(
+/// One relation an entry carries: the field it goes in, the edge kind and direction.
+#[derive(Clone, Copy)]
+struct Wanted {
+    field: &'static str,
+    kind: graph::EdgeKind,
+    direction: graph::Direction,
+}
+
+const CALLERS: Wanted = Wanted {
+    field: "callers",
+    kind: graph::EdgeKind::Calls,
+    direction: graph::Direction::Incoming,
+};
+const CALLEES: Wanted = Wanted {
+    field: "callees",
+    kind: graph::EdgeKind::Calls,
+    direction: graph::Direction::Outgoing,
+};
+const IMPLEMENTATIONS: Wanted = Wanted {
+    field: "implementations",
+    kind: graph::EdgeKind::Implements,
+    direction: graph::Direction::Both,
+};
+const TESTS: Wanted = Wanted {
+    field: "tests",
+    kind: graph::EdgeKind::TestedBy,
+    direction: graph::Direction::Outgoing,
+};
+
+/// Expands `id` along each wanted relation (20 per direction, `depth` 1..2) into the
+/// entry's fields; returns the graph's omissions.
+async fn attach(
     graph: &GraphClient,
     context: &TenantContext,
     id: &str,
-    kinds: Vec<graph::EdgeKind>,
-    direction: graph::Direction,
+    depth: u32,
+    entry: &mut Value,
+    wanted: &[Wanted],
+) -> Result<Vec<Value>, Error> {
+    let mut omitted = Vec::new();
+    for relation in wanted {
+        let (neighbors, more) = expand(graph, context, id, *relation, depth).await?;
+        entry[relation.field] = Value::from(neighbors);
+        omitted.extend(more);
+    }
+    Ok(omitted)
+}
+
+async fn expand(
+    graph: &GraphClient,
+    context: &TenantContext,
+    id: &str,
+    relation: Wanted,
     depth: u32,
 ) -> Result<(Vec<Value>, Vec<Value>), Error> {
     let expanded = graph
@@ -190,8 +237,8 @@ async fn relation(
             context,
             graph::ExpandRequest {
                 ids: vec![id.to_owned()],
-                edge_kinds: kinds.into_iter().map(|k| k as i32).collect(),
-                direction: direction as i32,
+                edge_kinds: vec![relation.kind as i32],
+                direction: relation.direction as i32,
                 depth,
                 limit_per_direction: RELATION_LIMIT,
             },
@@ -221,50 +268,16 @@ pub async fn symbol_context(
         Ok(symbol) => symbol,
         Err(answer) => return Ok(early(answer)),
     };
-    let (callers, mut omitted) = relation(
-        graph,
-        context,
-        &symbol.id,
-        vec![graph::EdgeKind::Calls],
-        graph::Direction::Incoming,
-        1,
-    )
-    .await?;
-    let (callees, more) = relation(
-        graph,
-        context,
-        &symbol.id,
-        vec![graph::EdgeKind::Calls],
-        graph::Direction::Outgoing,
-        1,
-    )
-    .await?;
-    omitted.extend(more);
-    let (implementations, more) = relation(
-        graph,
-        context,
-        &symbol.id,
-        vec![graph::EdgeKind::Implements],
-        graph::Direction::Both,
-        1,
-    )
-    .await?;
-    omitted.extend(more);
-    let (tests, more) = relation(
-        graph,
-        context,
-        &symbol.id,
-        vec![graph::EdgeKind::TestedBy],
-        graph::Direction::Outgoing,
-        1,
-    )
-    .await?;
-    omitted.extend(more);
     let mut entry = card(&symbol, include_ids);
-    entry["callers"] = Value::from(callers);
-    entry["callees"] = Value::from(callees);
-    entry["implementations"] = Value::from(implementations);
-    entry["tests"] = Value::from(tests);
+    let omitted = attach(
+        graph,
+        context,
+        &symbol.id,
+        1,
+        &mut entry,
+        &[CALLERS, CALLEES, IMPLEMENTATIONS, TESTS],
+    )
+    .await?;
     let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
     answer["omitted"] = Value::from(omitted);
     let name = &symbol.qualified_name;
@@ -308,52 +321,25 @@ pub async fn call_graph(
         Err(answer) => return Ok(early(answer)),
     };
     let depth = limits::clamp_depth(depth);
+    let name = &symbol.qualified_name;
+    let (wanted, removable): (Vec<Wanted>, Vec<Removable>) = [(CALLERS, 2), (CALLEES, 1)]
+        .into_iter()
+        .filter(|(relation, _)| {
+            direction == graph::Direction::Both
+                || direction == graph::Direction::Unspecified
+                || direction == relation.direction
+        })
+        .map(|(relation, priority)| {
+            let removable = Removable {
+                pointer: format!("/entries/0/{}", relation.field),
+                what: format!("{} of {name}", relation.field),
+                priority,
+            };
+            (relation, removable)
+        })
+        .unzip();
     let mut entry = card(&symbol, false);
-    let mut omitted = Vec::new();
-    let mut removable = Vec::new();
-    let name = symbol.qualified_name.clone();
-    if matches!(
-        direction,
-        graph::Direction::Incoming | graph::Direction::Both | graph::Direction::Unspecified
-    ) {
-        let (callers, more) = relation(
-            graph,
-            context,
-            &symbol.id,
-            vec![graph::EdgeKind::Calls],
-            graph::Direction::Incoming,
-            depth,
-        )
-        .await?;
-        entry["callers"] = Value::from(callers);
-        omitted.extend(more);
-        removable.push(Removable {
-            pointer: "/entries/0/callers".into(),
-            what: format!("callers of {name}"),
-            priority: 2,
-        });
-    }
-    if matches!(
-        direction,
-        graph::Direction::Outgoing | graph::Direction::Both | graph::Direction::Unspecified
-    ) {
-        let (callees, more) = relation(
-            graph,
-            context,
-            &symbol.id,
-            vec![graph::EdgeKind::Calls],
-            graph::Direction::Outgoing,
-            depth,
-        )
-        .await?;
-        entry["callees"] = Value::from(callees);
-        omitted.extend(more);
-        removable.push(Removable {
-            pointer: "/entries/0/callees".into(),
-            what: format!("callees of {name}"),
-            priority: 1,
-        });
-    }
+    let omitted = attach(graph, context, &symbol.id, depth, &mut entry, &wanted).await?;
     let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
     answer["omitted"] = Value::from(omitted);
     finish(AnswerStatus::Ok, answer, max_tokens, &removable)
@@ -571,30 +557,18 @@ pub async fn minimal_context(
         });
     }
     let (subject, legs) = found.remove(0);
-    let (callers, mut omitted) = relation(
-        graph,
-        context,
-        &subject.id,
-        vec![graph::EdgeKind::Calls],
-        graph::Direction::Incoming,
-        1,
-    )
-    .await?;
-    let (callees, more) = relation(
-        graph,
-        context,
-        &subject.id,
-        vec![graph::EdgeKind::Calls],
-        graph::Direction::Outgoing,
-        1,
-    )
-    .await?;
-    omitted.extend(more);
     let name = subject.qualified_name.clone();
     let mut entry = card(&subject, false);
     entry["found_by"] = Value::from(legs);
-    entry["callers"] = Value::from(callers);
-    entry["callees"] = Value::from(callees);
+    let omitted = attach(
+        graph,
+        context,
+        &subject.id,
+        1,
+        &mut entry,
+        &[CALLERS, CALLEES],
+    )
+    .await?;
     let related: Vec<Value> = found
         .iter()
         .map(|(c, legs)| {
