@@ -5,7 +5,8 @@ use tower::{Layer, Service};
 use tracing::Instrument;
 use tracing_opentelemetry_ext::set_parent;
 
-/// Opens one span per gRPC request, parented on the caller's W3C trace context.
+/// Opens one span per gRPC request, parented on the caller's W3C trace context, and
+/// records its latency in the `rpc.server.duration` histogram.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GrpcTraceLayer;
 
@@ -51,13 +52,20 @@ where
             rpc.grpc.status_code = tracing::field::Empty,
         );
         set_parent(&span, codectx_telemetry::extract_parent(request.headers()));
+        let attributes = [
+            opentelemetry::KeyValue::new("rpc.service", service.to_owned()),
+            opentelemetry::KeyValue::new("rpc.method", method.to_owned()),
+        ];
         let future = {
             let _entered = span.enter();
             self.inner.call(request)
         };
         let recorder = span.clone();
+        let started = std::time::Instant::now();
         async move {
             let result = future.await;
+            codectx_telemetry::rpc_server_duration()
+                .record(started.elapsed().as_secs_f64() * 1000.0, &attributes);
             if let Ok(response) = &result {
                 let code = response
                     .headers()

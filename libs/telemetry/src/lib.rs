@@ -126,6 +126,166 @@ pub fn init(
     })
 }
 
+/// Name of the server-side RPC latency histogram every service records (milliseconds,
+/// attributes `rpc.service` and `rpc.method`).
+pub const RPC_SERVER_DURATION: &str = "rpc.server.duration";
+
+/// Bucket bounds (ms) of [`RPC_SERVER_DURATION`]: fine below 100 ms, where codectx's
+/// targets are, so percentiles read from the buckets are close to the raw ones.
+pub const RPC_DURATION_BOUNDS_MS: &[f64] = &[
+    0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.5, 10.0, 12.5, 15.0, 20.0,
+    25.0, 30.0, 40.0, 50.0, 75.0, 100.0, 150.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0,
+];
+
+/// The process-wide RPC latency histogram, created on first use from the global meter
+/// provider (OTLP when configured, [`InProcessMetrics`] in `codectx bench`).
+pub fn rpc_server_duration() -> &'static opentelemetry::metrics::Histogram<f64> {
+    static HISTOGRAM: std::sync::OnceLock<opentelemetry::metrics::Histogram<f64>> =
+        std::sync::OnceLock::new();
+    HISTOGRAM.get_or_init(|| {
+        opentelemetry::global::meter("codectx")
+            .f64_histogram(RPC_SERVER_DURATION)
+            .with_unit("ms")
+            .with_description("gRPC server latency per method, measured by the service")
+            .with_boundaries(RPC_DURATION_BOUNDS_MS.to_vec())
+            .build()
+    })
+}
+
+/// One method's server-side latency histogram, as a service recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcLatency {
+    /// gRPC service, e.g. `codectx.graph.v1.GraphHydratorService`.
+    pub service: String,
+    pub method: String,
+    pub count: u64,
+    pub sum_ms: f64,
+    /// Upper bounds of the buckets (the last bucket is unbounded).
+    pub bounds: Vec<f64>,
+    pub bucket_counts: Vec<u64>,
+}
+
+impl RpcLatency {
+    /// The `quantile` (0..1) read from the buckets, interpolating linearly inside the
+    /// bucket that holds it; None without samples.
+    pub fn quantile_ms(&self, quantile: f64) -> Option<f64> {
+        if self.count == 0 {
+            return None;
+        }
+        let rank = quantile.clamp(0.0, 1.0) * self.count as f64;
+        let mut seen = 0u64;
+        for (index, &in_bucket) in self.bucket_counts.iter().enumerate() {
+            if in_bucket == 0 {
+                continue;
+            }
+            if (seen + in_bucket) as f64 >= rank {
+                let lower = if index == 0 {
+                    0.0
+                } else {
+                    self.bounds[index - 1]
+                };
+                let upper = self.bounds.get(index).copied().unwrap_or(lower);
+                let within = (rank - seen as f64) / in_bucket as f64;
+                return Some(lower + (upper - lower) * within.clamp(0.0, 1.0));
+            }
+            seen += in_bucket;
+        }
+        self.bounds.last().copied()
+    }
+}
+
+/// Collects the metrics of every service running in this process (the all-in-one stack
+/// of `codectx bench`), so a benchmark reports each service's latency as the service
+/// measured it. Install before the services start: the histogram binds to the global
+/// meter provider on first use.
+#[derive(Debug, Clone)]
+pub struct InProcessMetrics {
+    provider: SdkMeterProvider,
+    latest: std::sync::Arc<std::sync::Mutex<Vec<RpcLatency>>>,
+}
+
+impl InProcessMetrics {
+    pub fn install() -> Self {
+        let latest = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let exporter = SnapshotExporter {
+            latest: latest.clone(),
+        };
+        // Exports only when asked (`snapshot`): the interval is longer than any run.
+        let reader = opentelemetry_sdk::metrics::PeriodicReader::builder(exporter)
+            .with_interval(std::time::Duration::from_secs(24 * 3600))
+            .build();
+        let provider = SdkMeterProvider::builder().with_reader(reader).build();
+        opentelemetry::global::set_meter_provider(provider.clone());
+        Self { provider, latest }
+    }
+
+    /// Cumulative latency per (service, method) since install.
+    pub fn snapshot(&self) -> Vec<RpcLatency> {
+        let _ = self.provider.force_flush();
+        self.latest.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+struct SnapshotExporter {
+    latest: std::sync::Arc<std::sync::Mutex<Vec<RpcLatency>>>,
+}
+
+impl opentelemetry_sdk::metrics::exporter::PushMetricExporter for SnapshotExporter {
+    async fn export(
+        &self,
+        metrics: &opentelemetry_sdk::metrics::data::ResourceMetrics,
+    ) -> opentelemetry_sdk::error::OTelSdkResult {
+        use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+        let mut found = Vec::new();
+        for scope in metrics.scope_metrics() {
+            for metric in scope.metrics() {
+                if metric.name() != RPC_SERVER_DURATION {
+                    continue;
+                }
+                let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+                    continue;
+                };
+                for point in histogram.data_points() {
+                    let attribute = |key: &str| {
+                        point
+                            .attributes()
+                            .find(|kv| kv.key.as_str() == key)
+                            .map(|kv| kv.value.as_str().into_owned())
+                            .unwrap_or_default()
+                    };
+                    found.push(RpcLatency {
+                        service: attribute("rpc.service"),
+                        method: attribute("rpc.method"),
+                        count: point.count(),
+                        sum_ms: point.sum(),
+                        bounds: point.bounds().collect(),
+                        bucket_counts: point.bucket_counts().collect(),
+                    });
+                }
+            }
+        }
+        if let Ok(mut latest) = self.latest.lock() {
+            *latest = found;
+        }
+        Ok(())
+    }
+
+    fn force_flush(&self) -> opentelemetry_sdk::error::OTelSdkResult {
+        Ok(())
+    }
+
+    fn shutdown_with_timeout(
+        &self,
+        _timeout: std::time::Duration,
+    ) -> opentelemetry_sdk::error::OTelSdkResult {
+        Ok(())
+    }
+
+    fn temporality(&self) -> opentelemetry_sdk::metrics::Temporality {
+        opentelemetry_sdk::metrics::Temporality::Cumulative
+    }
+}
+
 struct HeaderExtractor<'a>(&'a http::HeaderMap);
 
 impl Extractor for HeaderExtractor<'_> {
@@ -186,6 +346,27 @@ mod tests {
             "4bf92f3577b34da6a3ce929d0e0e4736"
         );
         assert!(span_context.is_remote());
+    }
+
+    #[test]
+    fn quantiles_interpolate_inside_the_bucket() {
+        let latency = RpcLatency {
+            service: "s".into(),
+            method: "m".into(),
+            count: 100,
+            sum_ms: 0.0,
+            bounds: vec![1.0, 2.0, 4.0],
+            bucket_counts: vec![50, 40, 10, 0],
+        };
+        assert_eq!(latency.quantile_ms(0.5), Some(1.0));
+        assert_eq!(latency.quantile_ms(0.7), Some(1.5));
+        assert_eq!(latency.quantile_ms(0.95), Some(3.0));
+        let empty = RpcLatency {
+            count: 0,
+            bucket_counts: vec![0, 0, 0, 0],
+            ..latency
+        };
+        assert_eq!(empty.quantile_ms(0.5), None);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The `codectx` command line: `up` (the whole stack in one process), `admin` (authz
-//! administration) and `keys` (signing-key rotation). The [`stack`] module is also the
-//! in-process cluster the end-to-end tests start, so tests run the code that ships.
+//! administration), `keys` (signing-key rotation) and `bench` (the benchmark harness).
+//! The [`stack`] module is also the in-process cluster the end-to-end tests start, so
+//! tests run the code that ships.
 
 pub mod admin;
+pub mod bench;
 pub mod indexing;
 pub mod stack;

@@ -1,4 +1,4 @@
-//! `codectx`: run the whole stack, administer access, rotate keys.
+//! `codectx`: run the whole stack, administer access, rotate keys, run benchmarks.
 
 use std::path::PathBuf;
 
@@ -29,6 +29,9 @@ enum Command {
     /// Serves the MCP tools to one local agent over stdin/stdout, on the embedded stack
     /// of a data directory (index first with `codectx index` or `codectx up --index`).
     Mcp(McpArgs),
+    /// Runs a benchmark workload (bench/WORKLOAD.md format) through the real MCP path and
+    /// reports context reduction, evidence coverage and latency (docs/BENCHMARKS.md).
+    Bench(codectx::bench::BenchArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -105,6 +108,19 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Up(args) => up(args).await,
         Command::Mcp(args) => mcp_stdio(args).await,
+        Command::Bench(args) => {
+            let _telemetry = codectx_telemetry::init(
+                "codectx",
+                &codectx_telemetry::TelemetryConfig {
+                    log_filter: "warn".into(),
+                    ..Default::default()
+                },
+            )?;
+            if !codectx::bench::run(args).await? {
+                std::process::exit(2);
+            }
+            Ok(())
+        }
         Command::Admin(args) => admin::run(args).await,
         Command::Keys(KeysCommand::Rotate { key_file, data }) => {
             let path = key_file.unwrap_or_else(|| data.join("authz").join("signing-keys"));
@@ -139,6 +155,7 @@ async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
         dev_api_key: None,
         drain_seconds: 0,
         model_directory: args.models.clone(),
+        retrieval: Default::default(),
     })
     .await?;
     let endpoint = |kind: ServiceKind| {
@@ -218,6 +235,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         dev_api_key,
         drain_seconds: args.drain_seconds,
         model_directory: args.models.clone(),
+        retrieval: Default::default(),
     })
     .await?;
     println!("codectx is up (data in {})", args.data.display());

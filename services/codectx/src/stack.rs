@@ -74,6 +74,8 @@ pub struct StackOptions {
     pub drain_seconds: u64,
     /// Embedding runtime and model directory (`make models`); None: the default cache.
     pub model_directory: Option<PathBuf>,
+    /// Ranking legs the context-assembler uses for free text (hybrid unless measuring).
+    pub retrieval: codectx_context_assembler::RetrievalLegs,
 }
 
 impl StackOptions {
@@ -87,6 +89,7 @@ impl StackOptions {
             dev_api_key: None,
             drain_seconds: 0,
             model_directory: std::env::var_os("CODECTX_TEST_MODEL_DIR").map(PathBuf::from),
+            retrieval: codectx_context_assembler::RetrievalLegs::Hybrid,
         }
     }
 }
@@ -250,6 +253,9 @@ impl Stack {
                             embedding: peer(ServiceKind::Embedding),
                             vector_gateway: peer(ServiceKind::VectorGateway),
                             graph_hydrator: peer(ServiceKind::GraphHydrator),
+                        },
+                        retrieval: codectx_context_assembler::RetrievalConfig {
+                            legs: options.retrieval,
                         },
                         ..Default::default()
                     })

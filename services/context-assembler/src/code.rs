@@ -2,6 +2,7 @@
 //! JSON with `status`, `entries`, `omitted`, `provenance` and `tokens`, packed under the
 //! normalized token budget (lowest-value detail dropped first, every omission listed).
 
+use crate::RetrievalLegs;
 use codectx_assemble::{Leg, Removable, fuse, pack};
 use codectx_clients::{GraphClient, LexicalClient};
 use codectx_core::limits;
@@ -349,6 +350,7 @@ pub async fn call_graph(
 /// at most 8 entries.
 pub async fn search(
     lexical_client: &LexicalClient,
+    retrieval: RetrievalLegs,
     graph: &GraphClient,
     context: &TenantContext,
     query: &str,
@@ -364,16 +366,24 @@ pub async fn search(
     } else {
         (limit as usize).min(limits::ENTRIES_AFTER_HYDRATION)
     };
-    let entries: Vec<Value> =
-        ranked_cards(lexical_client, graph, context, query, kinds, limit, &[])
-            .await?
-            .into_iter()
-            .map(|(found, legs)| {
-                let mut entry = card(&found, false);
-                entry["found_by"] = Value::from(legs);
-                entry
-            })
-            .collect();
+    let entries: Vec<Value> = ranked_cards(
+        lexical_client,
+        retrieval,
+        graph,
+        context,
+        query,
+        kinds,
+        limit,
+        &[],
+    )
+    .await?
+    .into_iter()
+    .map(|(found, legs)| {
+        let mut entry = card(&found, false);
+        entry["found_by"] = Value::from(legs);
+        entry
+    })
+    .collect();
     if entries.is_empty() {
         let (json, tokens) = codectx_assemble::finalize(json!({
             "status": "not_found",
@@ -436,8 +446,10 @@ fn identifiers(task: &str) -> Vec<String> {
 
 /// Ranks code for free text: exact matches first, then BM25, fused by rank and hydrated
 /// (stale ids dropped). Returns the kept cards with the legs that found each.
+#[allow(clippy::too_many_arguments)]
 async fn ranked_cards(
     lexical_client: &LexicalClient,
+    retrieval: RetrievalLegs,
     graph: &GraphClient,
     context: &TenantContext,
     query: &str,
@@ -445,6 +457,10 @@ async fn ranked_cards(
     limit: usize,
     identifiers: &[String],
 ) -> Result<Vec<(graph::SymbolCard, Vec<String>)>, Error> {
+    // Code symbols have no vectors: without the lexical leg nothing ranks them.
+    if !retrieval.lexical() {
+        return Ok(Vec::new());
+    }
     // Identifiers named in free text resolve exactly, ahead of every ranked candidate.
     let mut exact: Vec<String> = Vec::new();
     for identifier in identifiers {
@@ -518,6 +534,7 @@ async fn ranked_cards(
 /// call to make for more.
 pub async fn minimal_context(
     lexical_client: &LexicalClient,
+    retrieval: RetrievalLegs,
     graph: &GraphClient,
     context: &TenantContext,
     task: &str,
@@ -534,6 +551,7 @@ pub async fn minimal_context(
         limits::normalize_max_tokens(max_tokens, limits::DEFAULT_TOKENS_MINIMAL_CONTEXT);
     let mut found = ranked_cards(
         lexical_client,
+        retrieval,
         graph,
         context,
         task,

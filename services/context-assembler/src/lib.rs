@@ -45,6 +45,7 @@ pub struct Config {
     pub telemetry: TelemetryConfig,
     pub tenant: TenantConfig,
     pub peers: Peers,
+    pub retrieval: RetrievalConfig,
 }
 
 impl Default for Config {
@@ -54,7 +55,41 @@ impl Default for Config {
             telemetry: TelemetryConfig::default(),
             tenant: TenantConfig::default(),
             peers: Peers::default(),
+            retrieval: RetrievalConfig::default(),
         }
+    }
+}
+
+/// The `[retrieval]` section: which ranking legs free-text questions use.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetrievalConfig {
+    pub legs: RetrievalLegs,
+}
+
+/// Ranking legs for free text (`search`, `minimal_context`, `recall`). `hybrid` is the
+/// product; `lexical` and `dense` exist so `codectx bench` can measure each leg alone on
+/// the same questions (an ablation, not a tuning knob). Symbol selectors (`symbol`
+/// arguments) resolve exactly in every mode: they are lookups, not retrieval.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RetrievalLegs {
+    /// Exact identifiers, BM25 and the dense leg, fused with RRF (k = 60).
+    #[default]
+    Hybrid,
+    /// Exact identifiers and BM25 only.
+    Lexical,
+    /// The dense leg only (code symbols are not embedded, so code questions find nothing).
+    Dense,
+}
+
+impl RetrievalLegs {
+    pub fn lexical(self) -> bool {
+        matches!(self, RetrievalLegs::Hybrid | RetrievalLegs::Lexical)
+    }
+
+    pub fn dense(self) -> bool {
+        matches!(self, RetrievalLegs::Hybrid | RetrievalLegs::Dense)
     }
 }
 
@@ -87,6 +122,7 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
         embedding: EmbeddingClient::connect(&config.peers.embedding)?,
         vectors: VectorClient::connect(&config.peers.vector_gateway)?,
         backfill: memory::Backfill::default(),
+        retrieval: config.retrieval.legs,
     };
     Ok(BuiltService {
         name: NAME,
@@ -106,6 +142,7 @@ struct ContextAssembler {
     embedding: EmbeddingClient,
     vectors: VectorClient,
     backfill: memory::Backfill,
+    retrieval: RetrievalLegs,
 }
 
 impl ContextAssembler {
@@ -116,6 +153,7 @@ impl ContextAssembler {
             embedding: &self.embedding,
             vectors: &self.vectors,
             backfill: &self.backfill,
+            retrieval: self.retrieval,
         }
     }
 }
@@ -168,6 +206,7 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         let message = request.into_inner();
         let answer = deadline(code::minimal_context(
             &self.lexical,
+            self.retrieval,
             &self.graph,
             &context,
             &message.task,
@@ -256,6 +295,7 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         let message = request.into_inner();
         let answer = deadline(code::search(
             &self.lexical,
+            self.retrieval,
             &self.graph,
             &context,
             &message.query,

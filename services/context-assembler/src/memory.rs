@@ -32,6 +32,7 @@ pub struct Legs<'a> {
     pub embedding: &'a EmbeddingClient,
     pub vectors: &'a VectorClient,
     pub backfill: &'a Backfill,
+    pub retrieval: crate::RetrievalLegs,
 }
 
 /// Entities `remember` stored without a vector (the dense leg was down), per tenant and
@@ -308,16 +309,26 @@ pub async fn recall(
         hops.min(limits::RECALL_MAX_HOPS)
     };
 
-    let lexical_leg = legs.lexical.rank(
-        context,
-        lexical::RankRequest {
-            scope: lexical::ScopeKind::Memory as i32,
-            query: query.into(),
-            limit: limits::CANDIDATES_PER_LEG as u32,
-            kinds: vec![],
-        },
-    );
+    let lexical_leg = async {
+        if !legs.retrieval.lexical() {
+            return Ok(lexical::CandidateList::default());
+        }
+        legs.lexical
+            .rank(
+                context,
+                lexical::RankRequest {
+                    scope: lexical::ScopeKind::Memory as i32,
+                    query: query.into(),
+                    limit: limits::CANDIDATES_PER_LEG as u32,
+                    kinds: vec![],
+                },
+            )
+            .await
+    };
     let dense_leg = async {
+        if !legs.retrieval.dense() {
+            return Ok(vector::NearestResponse::default());
+        }
         tokio::time::timeout(
             Duration::from_secs(limits::DENSE_LEG_DEADLINE_SECONDS),
             async {

@@ -1,0 +1,541 @@
+//! `codectx bench`: runs a workload (`bench/WORKLOAD.md`) through the real MCP path
+//! (Streamable HTTP to the gateway, all seven services on embedded stores) and reports
+//! context reduction, evidence coverage and latency, per question and from summed counts.
+//!
+//! Arms: `raw` (the baseline files an agent would read, computed from the checkout),
+//! and one stack per retrieval arm (`hybrid`, the product; `lexical`; `dense`), each run
+//! in call mode (the question's own tool call) and task mode (`minimal_context` with the
+//! question). Load mode replays the workload from N concurrent MCP clients on the hybrid
+//! stack and reads each service's own latency histogram.
+
+mod client;
+mod load;
+mod report;
+pub mod score;
+pub mod workload;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::ValueEnum;
+use codectx_context_assembler::RetrievalLegs;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::indexing::{self, IndexArgs};
+use crate::stack::{ServiceKind, Stack, StackOptions};
+use client::{CallOutcome, McpClient};
+use score::{AnswerShape, Evidence, Scored};
+use workload::{Expected, Question, Workload};
+
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Workload file in the bench/WORKLOAD.md format.
+    #[arg(long)]
+    pub workload: PathBuf,
+    /// A checkout for each repository key of the workload: KEY=PATH (repeatable). It is
+    /// indexed (incrementally: an unchanged checkout reuses its index) under --data.
+    #[arg(long = "repo", value_name = "KEY=PATH", required = true)]
+    pub repos: Vec<String>,
+    /// Retrieval arms to run besides the raw-file baseline, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "hybrid,lexical,dense")]
+    pub arms: Vec<Arm>,
+    /// Which modes to run: the questions' own calls, minimal_context with the question,
+    /// or both.
+    #[arg(long, value_enum, default_value_t = ModeSelection::Both)]
+    pub mode: ModeSelection,
+    /// Only these question ids (comma separated); default: all.
+    #[arg(long, value_delimiter = ',')]
+    pub questions: Vec<String>,
+    /// Load mode: replay the workload from this many concurrent MCP clients (on the
+    /// hybrid stack) after the accuracy pass. 0 or 1: no load phase.
+    #[arg(long, default_value_t = 0)]
+    pub concurrency: usize,
+    /// How long the load phase runs, e.g. 60s, 2m.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Where the JSON report and the Markdown tables go.
+    #[arg(long, default_value = ".codectx-bench/reports")]
+    pub out: PathBuf,
+    /// Data directory for the benchmark's embedded stores (kept between runs).
+    #[arg(long, default_value = ".codectx-bench/data")]
+    pub data: PathBuf,
+    /// Embedding runtime and model directory (`make models` fills the default).
+    #[arg(long)]
+    pub models: Option<PathBuf>,
+    /// Exit non-zero when the hybrid arm's call-mode evidence coverage (or pass rate) is
+    /// below this percentage: a regression gate for CI.
+    #[arg(long, value_name = "PERCENT")]
+    pub require_coverage: Option<f64>,
+}
+
+/// A retrieval configuration under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arm {
+    /// Exact lookup, BM25 and the dense leg fused with RRF, then graph hydration.
+    Hybrid,
+    /// Exact lookup and BM25 only.
+    Lexical,
+    /// The dense leg only.
+    Dense,
+}
+
+impl Arm {
+    fn legs(self) -> RetrievalLegs {
+        match self {
+            Arm::Hybrid => RetrievalLegs::Hybrid,
+            Arm::Lexical => RetrievalLegs::Lexical,
+            Arm::Dense => RetrievalLegs::Dense,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Arm::Hybrid => "hybrid",
+            Arm::Lexical => "lexical",
+            Arm::Dense => "dense",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeSelection {
+    Call,
+    Task,
+    Both,
+}
+
+/// How a question is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The question's own tool call.
+    Call,
+    /// `minimal_context` with the question as the task.
+    Task,
+    /// The raw-file baseline (the files an agent would otherwise read).
+    Files,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Call => "call",
+            Mode::Task => "task",
+            Mode::Files => "files",
+        }
+    }
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = text
+        .find(|c: char| !c.is_ascii_digit())
+        .map(|at| text.split_at(at))
+        .unwrap_or((text, "s"));
+    let value: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration; write e.g. 60s or 2m"))?;
+    match unit {
+        "s" | "" => Ok(Duration::from_secs(value)),
+        "m" => Ok(Duration::from_secs(value * 60)),
+        "ms" => Ok(Duration::from_millis(value)),
+        _ => Err(format!("{text:?}: the unit must be ms, s or m")),
+    }
+}
+
+/// One question, one arm, one mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuestionResult {
+    pub id: String,
+    pub repo: String,
+    pub category: workload::Category,
+    pub arm: String,
+    pub mode: Mode,
+    pub tool: String,
+    pub status: String,
+    pub is_error: bool,
+    pub returned_bytes: usize,
+    pub returned_tokens: u64,
+    pub baseline_tokens: u64,
+    pub evidence: Evidence,
+    pub passed: bool,
+    pub round_trips: u32,
+    pub latency_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip)]
+    pub expected: Option<Expected>,
+}
+
+impl QuestionResult {
+    fn scored(&self) -> Scored {
+        Scored {
+            expected: self.expected.unwrap_or(Expected::Found),
+            baseline_tokens: self.baseline_tokens,
+            returned_tokens: self.returned_tokens,
+            evidence: self.evidence.clone(),
+            passed: self.passed,
+            round_trips: self.round_trips,
+            latency_ms: self.latency_ms,
+        }
+    }
+}
+
+/// The raw-file baseline of one question, recomputed from the checkout.
+#[derive(Debug, Clone, Default)]
+struct Baseline {
+    tokens: u64,
+    /// `path` headers and contents of the files, as an agent reading them would see.
+    text: String,
+}
+
+fn baseline(root: &Path, question: &Question, warnings: &mut Vec<String>) -> Baseline {
+    let mut out = Baseline::default();
+    for file in &question.baseline_files {
+        match std::fs::read(root.join(file)) {
+            Ok(bytes) => {
+                out.tokens += score::tokens(bytes.len());
+                out.text.push_str(file);
+                out.text.push('\n');
+                out.text.push_str(&String::from_utf8_lossy(&bytes));
+                out.text.push('\n');
+            }
+            Err(error) => warnings.push(format!(
+                "{}: baseline file {file} cannot be read under {}: {error}",
+                question.id,
+                root.display()
+            )),
+        }
+    }
+    if let Some(stated) = question.baseline_tokens
+        && stated != out.tokens
+    {
+        warnings.push(format!(
+            "{}: the workload says baseline_tokens {stated}; this checkout gives {} (used)",
+            question.id, out.tokens
+        ));
+    }
+    out
+}
+
+fn parse_repos(pairs: &[String]) -> anyhow::Result<BTreeMap<String, PathBuf>> {
+    let mut repos = BTreeMap::new();
+    for pair in pairs {
+        let (key, path) = pair
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--repo {pair:?}: write KEY=PATH"))?;
+        let path = PathBuf::from(path);
+        anyhow::ensure!(
+            path.is_dir(),
+            "--repo {key}={}: not a directory",
+            path.display()
+        );
+        repos.insert(key.to_owned(), path.canonicalize()?);
+    }
+    Ok(repos)
+}
+
+/// Runs the benchmark; returns false when `--require-coverage` is not met.
+pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
+    let started_at = std::time::SystemTime::now();
+    let workload = Workload::load(&args.workload)?;
+    let questions = workload
+        .select(&args.questions)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let repos = parse_repos(&args.repos)?;
+    for repo in &workload.repos {
+        anyhow::ensure!(
+            repos.contains_key(&repo.key),
+            "the workload needs repository {:?} ({}): pass --repo {}=PATH",
+            repo.key,
+            if repo.source.is_empty() {
+                "no source given"
+            } else {
+                &repo.source
+            },
+            repo.key
+        );
+    }
+    // Services record their latency into this process's meter provider from now on.
+    let metrics = codectx_telemetry::InProcessMetrics::install();
+    let mut warnings = Vec::new();
+
+    std::fs::create_dir_all(&args.data)?;
+    let mut indexed = Vec::new();
+    for repo in &workload.repos {
+        let path = &repos[&repo.key];
+        let index_args = IndexArgs {
+            path: path.clone(),
+            name: repo.key.clone(),
+            data: args.data.clone(),
+            neo4j: None,
+            neo4j_user: String::new(),
+            neo4j_password_env: String::new(),
+            max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
+            threads: 0,
+            quiet: true,
+        };
+        let store = indexing::open_store(&index_args).await?;
+        let began = std::time::Instant::now();
+        let report = indexing::run(&index_args, &*store).await?;
+        eprintln!("{}", indexing::summary(&repo.key, &report));
+        indexed.push(report::IndexedRepo {
+            key: repo.key.clone(),
+            path: path.display().to_string(),
+            commit: report::git_commit(path),
+            index_seconds: began.elapsed().as_secs_f64(),
+            summary: indexing::summary(&repo.key, &report),
+        });
+    }
+
+    let baselines: BTreeMap<String, Baseline> = questions
+        .iter()
+        .map(|q| (q.id.clone(), baseline(&repos[&q.repo], q, &mut warnings)))
+        .collect();
+    let mut results = raw_file_arm(&questions, &baselines);
+
+    let modes: Vec<Mode> = match args.mode {
+        ModeSelection::Call => vec![Mode::Call],
+        ModeSelection::Task => vec![Mode::Task],
+        ModeSelection::Both => vec![Mode::Call, Mode::Task],
+    };
+    let mut arms = args.arms.clone();
+    arms.sort();
+    arms.dedup();
+    let mut load_report = None;
+    for arm in &arms {
+        let stack = Stack::start(StackOptions {
+            retrieval: arm.legs(),
+            model_directory: args.models.clone(),
+            ..StackOptions::ephemeral(args.data.clone())
+        })
+        .await?;
+        if !stack
+            .wait_serving(ServiceKind::Embedding, Duration::from_secs(30))
+            .await
+        {
+            warnings.push(format!(
+                "{}: the embedding model did not load (run `make models` or pass --models); the dense leg answered nothing",
+                arm.name()
+            ));
+        }
+        let url = format!(
+            "http://{}/mcp",
+            stack
+                .gateway_http()
+                .ok_or_else(|| anyhow::anyhow!("the gateway did not start"))?
+        );
+        let api_key = stack.dev.api_key.clone();
+        let client = McpClient::connect(&url, &api_key).await?;
+        for call in &workload.setup {
+            let outcome = client.call(&call.tool, &call.arguments).await?;
+            anyhow::ensure!(
+                !outcome.is_error,
+                "setup call {} failed: {}",
+                call.tool,
+                outcome.haystack
+            );
+        }
+        for question in &questions {
+            for mode in &modes {
+                let Some((tool, arguments)) = ask(question, *mode) else {
+                    continue;
+                };
+                let outcome = client.call(&tool, &arguments).await;
+                results.push(score_answer(
+                    question,
+                    *arm,
+                    *mode,
+                    &tool,
+                    baselines[&question.id].tokens,
+                    outcome,
+                ));
+            }
+        }
+        client.close().await;
+        if *arm == Arm::Hybrid && args.concurrency > 1 {
+            let calls: Vec<(String, Map<String, Value>)> = questions
+                .iter()
+                .flat_map(|q| modes.iter().filter_map(|m| ask(q, *m)))
+                .collect();
+            let before = metrics.snapshot();
+            let mut report =
+                load::run(&url, &api_key, &calls, args.concurrency, args.duration).await?;
+            report.services = load::service_latency(&before, &metrics.snapshot());
+            load_report = Some(report);
+        }
+        stack.stop().await?;
+    }
+
+    let report = report::Report::build(report::Inputs {
+        workload: &workload,
+        workload_path: &args.workload,
+        arms: &arms,
+        modes: &modes,
+        indexed,
+        results,
+        load: load_report,
+        warnings,
+        started_at,
+    });
+    std::fs::create_dir_all(&args.out)?;
+    let stem = args.out.join(&workload.name);
+    std::fs::write(
+        stem.with_extension("json"),
+        serde_json::to_string_pretty(&report)?,
+    )?;
+    let markdown = report.markdown();
+    std::fs::write(stem.with_extension("md"), &markdown)?;
+    println!("{markdown}");
+    eprintln!(
+        "wrote {} and {}",
+        stem.with_extension("json").display(),
+        stem.with_extension("md").display()
+    );
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
+    if let Some(required) = args.require_coverage {
+        return Ok(report.meets(required));
+    }
+    Ok(true)
+}
+
+/// The MCP call a question makes in `mode`; None when the question has no call.
+fn ask(question: &Question, mode: Mode) -> Option<(String, Map<String, Value>)> {
+    match mode {
+        Mode::Call => question
+            .call
+            .as_ref()
+            .map(|call| (call.tool.clone(), call.arguments.clone())),
+        Mode::Task => {
+            let mut arguments = Map::new();
+            arguments.insert("task".into(), Value::from(question.question.clone()));
+            arguments.insert("repository".into(), Value::from(question.repo.clone()));
+            Some(("minimal_context".into(), arguments))
+        }
+        Mode::Files => None,
+    }
+}
+
+fn raw_file_arm(
+    questions: &[Question],
+    baselines: &BTreeMap<String, Baseline>,
+) -> Vec<QuestionResult> {
+    questions
+        .iter()
+        // A file listing cannot say "nothing matches": no-match questions have no raw arm.
+        .filter(|q| q.expected_result == Expected::Found)
+        .map(|question| {
+            let baseline = &baselines[&question.id];
+            let evidence = score::evidence(
+                &baseline.text,
+                &question.must_contain,
+                &question.must_not_contain,
+            );
+            QuestionResult {
+                id: question.id.clone(),
+                repo: question.repo.clone(),
+                category: question.category,
+                arm: "raw".into(),
+                mode: Mode::Files,
+                tool: "read files".into(),
+                status: String::new(),
+                is_error: false,
+                returned_bytes: baseline.text.len(),
+                returned_tokens: baseline.tokens,
+                baseline_tokens: baseline.tokens,
+                passed: evidence.missing.is_empty() && evidence.forbidden_present.is_empty(),
+                evidence,
+                round_trips: question.baseline_files.len() as u32,
+                latency_ms: 0.0,
+                error: None,
+                expected: Some(Expected::Found),
+            }
+        })
+        .collect()
+}
+
+fn score_answer(
+    question: &Question,
+    arm: Arm,
+    mode: Mode,
+    tool: &str,
+    baseline_tokens: u64,
+    outcome: Result<CallOutcome, client::CallError>,
+) -> QuestionResult {
+    let mut result = QuestionResult {
+        id: question.id.clone(),
+        repo: question.repo.clone(),
+        category: question.category,
+        arm: arm.name().into(),
+        mode,
+        tool: tool.into(),
+        status: "error".into(),
+        is_error: true,
+        returned_bytes: 0,
+        returned_tokens: 0,
+        baseline_tokens,
+        evidence: Evidence {
+            required: question.must_contain.len(),
+            missing: question.must_contain.clone(),
+            ..Evidence::default()
+        },
+        passed: false,
+        round_trips: 1,
+        latency_ms: 0.0,
+        error: None,
+        expected: Some(question.expected_result),
+    };
+    match outcome {
+        Ok(outcome) => {
+            let shape = AnswerShape::of(outcome.is_error, outcome.structured.as_ref());
+            let evidence = score::evidence(
+                &outcome.haystack,
+                &question.must_contain,
+                &question.must_not_contain,
+            );
+            result.passed = score::passed(question.expected_result, &shape, &evidence);
+            result.status = shape.status;
+            result.is_error = shape.is_error;
+            result.returned_bytes = outcome.bytes;
+            result.returned_tokens = score::tokens(outcome.bytes);
+            result.evidence = evidence;
+            result.latency_ms = outcome.latency.as_secs_f64() * 1000.0;
+        }
+        Err(error) => result.error = Some(error.to_string()),
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("60s").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("15").unwrap(), Duration::from_secs(15));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("5h").is_err());
+    }
+
+    #[test]
+    fn task_mode_asks_minimal_context_with_the_question() {
+        let question: Question = serde_json::from_value(serde_json::json!({
+            "id": "Q", "repo": "r", "category": "callers", "expected_result": "found",
+            "question": "Who calls f?"
+        }))
+        .unwrap();
+        assert!(ask(&question, Mode::Call).is_none());
+        let (tool, arguments) = ask(&question, Mode::Task).unwrap();
+        assert_eq!(tool, "minimal_context");
+        assert_eq!(arguments["task"], "Who calls f?");
+        assert_eq!(arguments["repository"], "r");
+    }
+}
