@@ -156,6 +156,62 @@ fn kinds_label(kinds: &[EdgeKind]) -> String {
         .join("|")
 }
 
+/// Edges read per root and direction before ranking; the limit applies after ranking.
+const RANK_WINDOW: usize = 1_000;
+
+/// Sort key of a depth-1 neighbor (lower first; ties keep the store's path order):
+/// production code before tests; among tests, those in the root's conventional test
+/// file (`test_textwrap.py`, `heapq_test.go`, `FooTest.java` for `Foo.java`) first, then
+/// those whose name mentions the root's name (`test_dedent_tabs` for `dedent`).
+fn relevance(root: &Node, neighbor: &Node) -> (bool, bool, bool) {
+    let counterpart = neighbor.path != root.path
+        && !root.path.is_empty()
+        && file_subject(&neighbor.path) == file_subject(&root.path);
+    let named = !root.name.is_empty()
+        && neighbor
+            .name
+            .to_lowercase()
+            .contains(&root.name.to_lowercase());
+    (
+        neighbor.test || is_test_path(&neighbor.path),
+        !counterpart,
+        !named,
+    )
+}
+
+/// Files that hold tests by their language's conventions (helpers in them included).
+fn is_test_path(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    path.starts_with("test/")
+        || path.starts_with("tests/")
+        || path.contains("/test/")
+        || path.contains("/tests/")
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("Test")
+        || stem.ends_with("Tests")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+}
+
+/// A file's stem without test markers, lowercased: `test/test_textwrap.py`,
+/// `textwrap_test.py` and `textwrap.py` all give `textwrap`.
+fn file_subject(path: &str) -> String {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    // `foo.test.ts` and `foo.spec.ts` stop at the first dot.
+    let stem = file.split('.').next().unwrap_or(file);
+    let stem = stem
+        .strip_prefix("test_")
+        .or_else(|| stem.strip_prefix("tests_"))
+        .or_else(|| stem.strip_suffix("_test"))
+        .or_else(|| stem.strip_suffix("_tests"))
+        .or_else(|| stem.strip_suffix("Tests"))
+        .or_else(|| stem.strip_suffix("Test"))
+        .unwrap_or(stem);
+    stem.to_lowercase()
+}
+
 /// Expands each root by edge kind and direction. Roots that do not exist in the graph are
 /// returned in `missing`, never guessed.
 pub async fn expand(
@@ -183,34 +239,50 @@ pub async fn expand(
         let mut omitted = Vec::new();
         for &direction in options.directions.list() {
             let mut seen: HashSet<String> = HashSet::from([root.id.clone()]);
+            // Fetch a window, keep one edge per neighbor (the store's first: lowest
+            // line), rank by relevance to the root, then apply the limit.
             let page = store
-                .edges(graph_id, &root.id, &options.kinds, direction, limit)
+                .edges(
+                    graph_id,
+                    &root.id,
+                    &options.kinds,
+                    direction,
+                    RANK_WINDOW.max(limit),
+                )
                 .await?;
-            let mut frontier = Vec::new();
+            let beyond_window = page.total.saturating_sub(page.hits.len());
+            let mut distinct = Vec::new();
             for hit in page.hits {
                 if seen.insert(hit.node.id.clone()) {
-                    frontier.push(hit.node.id.clone());
-                    neighbors.push(Neighbor {
-                        root: root.id.clone(),
-                        node: hit.node,
-                        kind: hit.kind,
-                        direction,
-                        depth: 1,
-                        line: hit.line,
-                        confidence: hit.confidence,
-                        via: root.id.clone(),
-                    });
+                    distinct.push(hit);
                 }
             }
+            distinct.sort_by_key(|hit| relevance(&root, &hit.node));
+            let not_shown = distinct.len().saturating_sub(limit) + beyond_window;
+            distinct.truncate(limit);
+            let mut frontier = Vec::new();
+            for hit in distinct {
+                frontier.push(hit.node.id.clone());
+                neighbors.push(Neighbor {
+                    root: root.id.clone(),
+                    node: hit.node,
+                    kind: hit.kind,
+                    direction,
+                    depth: 1,
+                    line: hit.line,
+                    confidence: hit.confidence,
+                    via: root.id.clone(),
+                });
+            }
             let mut used = frontier.len();
-            if page.total > used {
+            if not_shown > 0 {
                 omitted.push(Omitted {
                     what: format!(
                         "{} {}",
                         describe_direction(direction),
                         kinds_label(&options.kinds)
                     ),
-                    count: page.total - used,
+                    count: not_shown,
                     reason: "node_limit",
                 });
             }
@@ -455,6 +527,26 @@ pub async fn change_impact(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_files_map_to_the_file_they_test() {
+        for (path, subject) in [
+            ("textwrap.py", "textwrap"),
+            ("test/test_textwrap.py", "textwrap"),
+            ("pkg/heapq_test.go", "heapq"),
+            ("src/main/java/Foo.java", "foo"),
+            ("src/test/java/FooTest.java", "foo"),
+            ("src/foo.spec.ts", "foo"),
+            ("latest.py", "latest"),
+        ] {
+            assert_eq!(file_subject(path), subject, "{path}");
+        }
+        assert!(is_test_path("strings/strings_test.go"));
+        assert!(is_test_path("test/test_heapq.py"));
+        assert!(is_test_path("src/foo.spec.ts"));
+        assert!(!is_test_path("strings/strings.go"));
+        assert!(!is_test_path("latest.py"));
+    }
 
     #[test]
     fn diff_ranges_use_new_side_lines() {
