@@ -1043,7 +1043,13 @@ pub fn build(
                 start_line: error.line,
                 end_line: error.line,
                 signature: String::new(),
-                summary: String::new(),
+                // Where it is raised: what an agent looking up a message wants next.
+                summary: file
+                    .symbols
+                    .get(error.enclosing.max(0) as usize)
+                    .filter(|_| error.enclosing >= 0)
+                    .map(|s| format!("raised in {}", s.qualified_name))
+                    .unwrap_or_default(),
                 fingerprint: String::new(),
                 test: false,
             });

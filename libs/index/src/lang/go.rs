@@ -88,6 +88,9 @@ pub fn extract(root: SyntaxNode<'_>, b: &mut Builder<'_>, layout: &Layout) {
                 }
             }
             "method_declaration" => method(child, &module, b),
+            // `var ErrX = errors.New("pkg: message")`: sentinel errors are declared at
+            // package level, where no function body is walked.
+            "var_declaration" => package_messages(child, b),
             "type_declaration" => {
                 for spec in children(child)
                     .into_iter()
@@ -387,6 +390,39 @@ fn walk(node: SyntaxNode<'_>, scope: &Scope<'_>, b: &mut Builder<'_>) {
     }
     for child in children(node) {
         walk(child, scope, b);
+    }
+}
+
+/// Error messages made by `errors.New` / `fmt.Errorf` anywhere under a package-level
+/// declaration.
+fn package_messages(node: SyntaxNode<'_>, b: &mut Builder<'_>) {
+    if node.kind() == "call_expression"
+        && let Some(function) = node.child_by_field_name("function")
+        && function.kind() == "selector_expression"
+    {
+        let field = b.field_text(function, "field");
+        let operand = function
+            .child_by_field_name("operand")
+            .map(|o| b.text(o))
+            .unwrap_or("");
+        if (operand == "errors" && field == "New") || (operand == "fmt" && field == "Errorf") {
+            let message = node
+                .child_by_field_name("arguments")
+                .and_then(|a| children(a).into_iter().next())
+                .filter(|a| {
+                    matches!(
+                        a.kind(),
+                        "interpreted_string_literal" | "raw_string_literal"
+                    )
+                })
+                .and_then(|a| string_value(b.text(a)));
+            if let Some(message) = message {
+                b.add_error(-1, &message, line(node));
+            }
+        }
+    }
+    for child in children(node) {
+        package_messages(child, b);
     }
 }
 

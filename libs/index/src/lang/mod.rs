@@ -450,6 +450,30 @@ mod tests {
     }
 
     #[test]
+    fn python_formatted_messages_keep_their_template() {
+        let source = "def f(x):\n    raise ValueError('bad value: %r' % x)\n\ndef g(x):\n    raise KeyError('no key {}'.format(x))\n\ndef h():\n    raise TypeError(make_message())\n";
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&Language::Python.grammar())
+            .expect("python grammar");
+        let tree = parser.parse(source, None).expect("parses");
+        let mut facts = FileFacts::default();
+        extract(
+            Language::Python,
+            &tree,
+            source,
+            &mut facts,
+            &Layout::default(),
+        );
+        let messages: Vec<(&str, u32)> = facts
+            .errors
+            .iter()
+            .map(|e| (e.message.as_str(), e.line))
+            .collect();
+        assert_eq!(messages, vec![("bad value: %r", 2), ("no key {}", 5)]);
+    }
+
+    #[test]
     fn strings() {
         assert_eq!(string_value("\"hi\"").as_deref(), Some("hi"));
         assert_eq!(string_value("r#\"raw\"#").as_deref(), Some("raw"));

@@ -401,6 +401,16 @@ fn raise(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
     let message = raised
         .child_by_field_name("arguments")
         .and_then(|a| children(a).into_iter().next())
+        // The template of a formatted message: `'bad %r' % x`, `'bad {}'.format(x)`.
+        .map(|a| match a.kind() {
+            "binary_operator" => a.child_by_field_name("left").unwrap_or(a),
+            "call" => a
+                .child_by_field_name("function")
+                .filter(|f| f.kind() == "attribute")
+                .and_then(|f| f.child_by_field_name("object"))
+                .unwrap_or(a),
+            _ => a,
+        })
         .filter(|a| a.kind() == "string" || a.kind() == "concatenated_string")
         .and_then(|a| {
             string_value(b.text(a).split('\n').next().unwrap_or(""))
