@@ -112,12 +112,31 @@ fn finish(
     }
 }
 
-/// Resolves a selector to one symbol, or answers not_found / ambiguous.
+/// A selector resolved to one symbol, and the other definitions of the same qualified
+/// name (build variants: `file_unix.go` and `file_windows.go`, build-tagged files).
+struct Resolved {
+    symbol: graph::SymbolCard,
+    variants: Vec<Value>,
+}
+
+impl Resolved {
+    /// Lists the other definitions in the entry, so the agent knows they exist.
+    fn note_variants(&self, entry: &mut Value) {
+        if !self.variants.is_empty() {
+            entry["variants"] = Value::from(self.variants.clone());
+        }
+    }
+}
+
+/// Resolves a selector to one symbol, or answers not_found / ambiguous. Matches that all
+/// share one qualified name are one symbol defined per build variant: the first (by
+/// path) answers and the others are listed as variants, since no selector could tell
+/// them apart.
 async fn resolve(
     graph: &GraphClient,
     context: &TenantContext,
     selector: &str,
-) -> Result<Result<graph::SymbolCard, Value>, Error> {
+) -> Result<Result<Resolved, Value>, Error> {
     if selector.trim().is_empty() {
         return Err(Error::invalid_argument(
             "symbol",
@@ -143,7 +162,25 @@ async fn resolve(
             "suggestion": format!("no symbol named {selector:?}; try the search tool with words from its name"),
             "tokens": 0
         }))),
-        1 => Ok(Ok(found.matches.into_iter().next().expect("one"))),
+        1 => Ok(Ok(Resolved {
+            symbol: found.matches.into_iter().next().expect("one"),
+            variants: Vec::new(),
+        })),
+        _ if found
+            .matches
+            .iter()
+            .all(|m| m.qualified_name == found.matches[0].qualified_name) =>
+        {
+            let mut matches = found.matches.into_iter();
+            let symbol = matches.next().expect("several");
+            let variants = matches
+                .map(|m| {
+                    let span = m.span.clone().unwrap_or_default();
+                    json!({"id": m.id, "path": span.path, "line": span.start_line})
+                })
+                .collect();
+            Ok(Ok(Resolved { symbol, variants }))
+        }
         _ => {
             let candidates: Vec<Value> = found
                 .matches
@@ -265,11 +302,13 @@ pub async fn symbol_context(
     include_ids: bool,
 ) -> Result<Answer, Error> {
     let max_tokens = limits::normalize_max_tokens(max_tokens, limits::DEFAULT_TOKENS_CONTEXT);
-    let symbol = match resolve(graph, context, selector).await? {
-        Ok(symbol) => symbol,
+    let resolved = match resolve(graph, context, selector).await? {
+        Ok(resolved) => resolved,
         Err(answer) => return Ok(early(answer)),
     };
-    let mut entry = card(&symbol, include_ids);
+    let symbol = &resolved.symbol;
+    let mut entry = card(symbol, include_ids);
+    resolved.note_variants(&mut entry);
     let omitted = attach(
         graph,
         context,
@@ -317,10 +356,11 @@ pub async fn call_graph(
     max_tokens: u32,
 ) -> Result<Answer, Error> {
     let max_tokens = limits::normalize_max_tokens(max_tokens, limits::DEFAULT_TOKENS_CONTEXT);
-    let symbol = match resolve(graph, context, selector).await? {
-        Ok(symbol) => symbol,
+    let resolved = match resolve(graph, context, selector).await? {
+        Ok(resolved) => resolved,
         Err(answer) => return Ok(early(answer)),
     };
+    let symbol = &resolved.symbol;
     let depth = limits::clamp_depth(depth);
     let name = &symbol.qualified_name;
     let (wanted, removable): (Vec<Wanted>, Vec<Removable>) = [(CALLERS, 2), (CALLEES, 1)]
@@ -339,7 +379,8 @@ pub async fn call_graph(
             (relation, removable)
         })
         .unzip();
-    let mut entry = card(&symbol, false);
+    let mut entry = card(symbol, false);
+    resolved.note_variants(&mut entry);
     let omitted = attach(graph, context, &symbol.id, depth, &mut entry, &wanted).await?;
     let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
     answer["omitted"] = Value::from(omitted);
@@ -374,7 +415,7 @@ pub async fn search(
         query,
         kinds,
         limit,
-        &[],
+        Vec::new(),
     )
     .await?
     .into_iter()
@@ -444,24 +485,14 @@ fn identifiers(task: &str) -> Vec<String> {
     found
 }
 
-/// Ranks code for free text: exact matches first, then BM25, fused by rank and hydrated
-/// (stale ids dropped). Returns the kept cards with the legs that found each.
-#[allow(clippy::too_many_arguments)]
-async fn ranked_cards(
-    lexical_client: &LexicalClient,
-    retrieval: RetrievalLegs,
+/// Symbols the identifiers named in free text resolve to, exactly (up to
+/// [`IDENTIFIER_MATCHES`] each, in order, once).
+async fn resolve_identifiers(
     graph: &GraphClient,
     context: &TenantContext,
-    query: &str,
-    kinds: Vec<String>,
-    limit: usize,
     identifiers: &[String],
-) -> Result<Vec<(graph::SymbolCard, Vec<String>)>, Error> {
-    // Code symbols have no vectors: without the lexical leg nothing ranks them.
-    if !retrieval.lexical() {
-        return Ok(Vec::new());
-    }
-    // Identifiers named in free text resolve exactly, ahead of every ranked candidate.
+    kinds: &[String],
+) -> Result<Vec<String>, Error> {
     let mut exact: Vec<String> = Vec::new();
     for identifier in identifiers {
         let found = graph
@@ -469,7 +500,7 @@ async fn ranked_cards(
                 context,
                 graph::LookupSymbolsRequest {
                     selector: identifier.clone(),
-                    kinds: kinds.clone(),
+                    kinds: kinds.to_vec(),
                     limit: IDENTIFIER_MATCHES,
                 },
             )
@@ -479,6 +510,27 @@ async fn ranked_cards(
                 exact.push(symbol.id);
             }
         }
+    }
+    Ok(exact)
+}
+
+/// Ranks code for free text: `exact` ids (identifiers already resolved) first, then the
+/// lexical leg's exact matches, then BM25, fused by rank and hydrated (stale ids
+/// dropped). Returns the kept cards with the legs that found each.
+#[allow(clippy::too_many_arguments)]
+async fn ranked_cards(
+    lexical_client: &LexicalClient,
+    retrieval: RetrievalLegs,
+    graph: &GraphClient,
+    context: &TenantContext,
+    query: &str,
+    kinds: Vec<String>,
+    limit: usize,
+    mut exact: Vec<String>,
+) -> Result<Vec<(graph::SymbolCard, Vec<String>)>, Error> {
+    // Code symbols have no vectors: without the lexical leg nothing ranks them.
+    if !retrieval.lexical() {
+        return Ok(Vec::new());
     }
     let ranked = lexical_client
         .rank(
@@ -532,10 +584,12 @@ async fn ranked_cards(
 /// Packed under the budget (default 1,500): related cards go first (lowest ranked first),
 /// then callees, then callers; every omission is listed, and the answer names the next
 /// call to make for more.
+#[allow(clippy::too_many_arguments)]
 pub async fn minimal_context(
     lexical_client: &LexicalClient,
     retrieval: RetrievalLegs,
     graph: &GraphClient,
+    memory: Option<&crate::memory::Legs<'_>>,
     context: &TenantContext,
     task: &str,
     max_tokens: u32,
@@ -549,23 +603,82 @@ pub async fn minimal_context(
     limits::check_bytes("task", task, limits::TASK_BYTES)?;
     let max_tokens =
         limits::normalize_max_tokens(max_tokens, limits::DEFAULT_TOKENS_MINIMAL_CONTEXT);
+    let named = identifiers(task);
+    let exact = if retrieval.lexical() {
+        resolve_identifiers(graph, context, &named, &[]).await?
+    } else {
+        Vec::new()
+    };
+    // A task that names identifiers none of which exists asks about those names, not
+    // about its other words: rank by the names alone, so prose ("where is the function")
+    // cannot pass unrelated symbols off as an answer.
+    let unresolved = !named.is_empty() && exact.is_empty();
+    let query = if unresolved {
+        // The last part of a qualified name is what is asked for (`os.path.frobnicate`
+        // asks for `frobnicate`, not for everything under `os.path`).
+        named
+            .iter()
+            .map(|n| n.rsplit(['.', ':']).next().unwrap_or(n))
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        task.to_owned()
+    };
     let mut found = ranked_cards(
         lexical_client,
         retrieval,
         graph,
         context,
-        task,
+        &query,
         vec![],
         limits::ENTRIES_AFTER_HYDRATION,
-        &identifiers(task),
+        exact,
     )
     .await?;
+    if unresolved {
+        // Ranked on the names alone, hits must still carry one of them (BM25 also
+        // matches their parts: `Server` in `FrobnicateServer`).
+        let leaves: Vec<String> = named
+            .iter()
+            .map(|n| n.rsplit(['.', ':']).next().unwrap_or(n).to_lowercase())
+            .collect();
+        found.retain(|(card, _)| {
+            let name = card.qualified_name.to_lowercase();
+            leaves.iter().any(|leaf| name.contains(leaf.as_str()))
+        });
+    }
+    let notes = match memory {
+        Some(legs) => memory_notes(legs, context, task).await,
+        None => None,
+    };
+    if found.is_empty()
+        && let Some(notes) = notes
+    {
+        // Only the agent's notes match: they are the answer.
+        let answer = json!({
+            "status": "ok",
+            "entries": [],
+            "memory": notes,
+            "omitted": [],
+            "provenance": {"legs": ["exact", "name", "vector"]},
+            "tokens": 0
+        });
+        return finish(AnswerStatus::Ok, answer, max_tokens, &[]);
+    }
     if found.is_empty() {
+        let suggestion = if unresolved {
+            format!(
+                "no symbol matches {}; check the spelling, or describe the behaviour instead",
+                named.join(", ")
+            )
+        } else {
+            "nothing in the repository matches the task's words; name a symbol, file or error message".to_owned()
+        };
         let (json, tokens) = codectx_assemble::finalize(json!({
             "status": "not_found",
             "entries": [],
             "omitted": [],
-            "suggestion": "nothing in the repository matches the task's words; name a symbol, file or error message",
+            "suggestion": suggestion,
             "tokens": 0
         }));
         return Ok(Answer {
@@ -578,15 +691,15 @@ pub async fn minimal_context(
     let name = subject.qualified_name.clone();
     let mut entry = card(&subject, false);
     entry["found_by"] = Value::from(legs);
-    let omitted = attach(
-        graph,
-        context,
-        &subject.id,
-        1,
-        &mut entry,
-        &[CALLERS, CALLEES],
-    )
-    .await?;
+    // Types are understood through what implements or extends them; functions through
+    // their calls.
+    let is_type = !matches!(subject.kind.as_str(), "function" | "method");
+    let wanted: &[Wanted] = if is_type {
+        &[CALLERS, CALLEES, IMPLEMENTATIONS]
+    } else {
+        &[CALLERS, CALLEES]
+    };
+    let omitted = attach(graph, context, &subject.id, 1, &mut entry, wanted).await?;
     let related: Vec<Value> = found
         .iter()
         .map(|(c, legs)| {
@@ -598,6 +711,9 @@ pub async fn minimal_context(
         .collect();
     let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact", "name"]);
     answer["related"] = Value::from(related);
+    if let Some(notes) = notes {
+        answer["memory"] = notes;
+    }
     answer["omitted"] = Value::from(omitted);
     answer["next"] = Value::from(format!(
         "get_symbol_context {name:?} for its implementations and tests; get_code_snippet for its source"
@@ -609,17 +725,56 @@ pub async fn minimal_context(
             priority: 1,
         },
         Removable {
+            pointer: "/memory".into(),
+            what: "memory notes".into(),
+            priority: 2,
+        },
+        Removable {
             pointer: "/entries/0/callees".into(),
             what: format!("callees of {name}"),
-            priority: 2,
+            priority: 3,
         },
         Removable {
             pointer: "/entries/0/callers".into(),
             what: format!("callers of {name}"),
-            priority: 3,
+            priority: 4,
+        },
+        Removable {
+            pointer: "/entries/0/implementations".into(),
+            what: format!("implementations of {name}"),
+            priority: 5,
         },
     ];
     finish(AnswerStatus::Ok, answer, max_tokens, &removable)
+}
+
+/// Memory entries kept in a minimal context.
+const MEMORY_NOTES: u32 = 3;
+
+/// The agent's own notes that match the task (hybrid recall, 3 entries, 1 hop), or None
+/// when nothing matches or memory cannot be read; never fails the code answer.
+async fn memory_notes(
+    legs: &crate::memory::Legs<'_>,
+    context: &TenantContext,
+    task: &str,
+) -> Option<Value> {
+    let mut end = task.len().min(limits::RECALL_QUERY_BYTES);
+    while !task.is_char_boundary(end) {
+        end -= 1;
+    }
+    let recalled = crate::memory::recall(legs, context, &task[..end], MEMORY_NOTES, 1)
+        .await
+        .map_err(|error| tracing::debug!(%error, "memory notes skipped"))
+        .ok()?;
+    if recalled.status != AnswerStatus::Ok {
+        return None;
+    }
+    let value: Value = serde_json::from_str(&recalled.json).ok()?;
+    Some(json!({
+        "entries": value["entries"],
+        "facts": value["facts"],
+        "notice": crate::memory::NOTICE,
+    }))
 }
 
 /// What `get_pr_context` is asked about.
@@ -770,7 +925,7 @@ pub async fn code_snippet(
     limits::check_bytes("fingerprint", fingerprint, limits::SELECTOR_BYTES)?;
     let id = match target {
         SnippetTarget::Symbol(selector) => match resolve(graph, context, &selector).await? {
-            Ok(symbol) => symbol.id,
+            Ok(resolved) => resolved.symbol.id,
             Err(answer) => return Ok(early(answer)),
         },
         SnippetTarget::Id(id) => {

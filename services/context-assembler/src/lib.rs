@@ -204,10 +204,14 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         let context = from_request(&request)?;
         context.require_scope(Scope::ReadCode)?;
         let message = request.into_inner();
+        let legs = self.legs();
+        // The agent's notes about this repository join the answer when it may read them.
+        let memory = context.has_scope(Scope::ReadMemory).then_some(&legs);
         let answer = deadline(code::minimal_context(
             &self.lexical,
             self.retrieval,
             &self.graph,
+            memory,
             &context,
             &message.task,
             message.max_tokens,

@@ -26,6 +26,12 @@ use crate::code::Answer;
 pub const NOTICE: &str =
     "Memory is written by agents; treat it as notes to verify, not as ground truth.";
 
+/// Cosine similarity below which a dense hit is not a match. For the MiniLM class of
+/// sentence models, unrelated short texts score below about 0.3 and paraphrases above
+/// 0.35; without a floor the dense leg returns its 10 nearest neighbours for any query
+/// and no-match questions could never come back empty (docs/BENCHMARKS.md, memory).
+pub const DENSE_MIN_SIMILARITY: f64 = 0.3;
+
 pub struct Legs<'a> {
     pub graph: &'a GraphClient,
     pub lexical: &'a LexicalClient,
@@ -372,7 +378,13 @@ pub async fn recall(
             if legs.backfill.len(context) > 0 {
                 run_backfill(legs, context).await;
             }
-            found.hits.into_iter().map(|h| h.entity_id).collect()
+            // Nearest neighbours always exist; only similar ones are evidence.
+            found
+                .hits
+                .into_iter()
+                .filter(|h| h.score >= DENSE_MIN_SIMILARITY)
+                .map(|h| h.entity_id)
+                .collect()
         }
         Err(error) => {
             degraded.push(format!("vector: {}", error.message()));
