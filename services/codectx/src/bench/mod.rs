@@ -168,6 +168,9 @@ pub struct QuestionResult {
     pub error: Option<String>,
     #[serde(skip)]
     pub expected: Option<Expected>,
+    /// The structured answer, written to `<workload>.answers.jsonl` for diagnosis.
+    #[serde(skip)]
+    pub answer: Option<Value>,
 }
 
 impl QuestionResult {
@@ -339,6 +342,14 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
                 outcome.haystack
             );
         }
+        // Not measured: the first code query of a repository loads its lexical index
+        // (streamed from graph-hydrator), a one-time cost per corpus version.
+        for repo in &workload.repos {
+            let mut arguments = Map::new();
+            arguments.insert("repository".into(), Value::from(repo.key.clone()));
+            arguments.insert("query".into(), Value::from("main"));
+            let _ = client.call("search", &arguments).await;
+        }
         for question in &questions {
             for mode in &modes {
                 let Some((tool, arguments)) = ask(question, *mode) else {
@@ -382,18 +393,38 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
         started_at,
     });
     std::fs::create_dir_all(&args.out)?;
-    let stem = args.out.join(&workload.name);
-    std::fs::write(
-        stem.with_extension("json"),
-        serde_json::to_string_pretty(&report)?,
-    )?;
+    let stem: String = workload
+        .name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = |extension: &str| args.out.join(format!("{stem}.{extension}"));
+    std::fs::write(path("json"), serde_json::to_string_pretty(&report)?)?;
+    let mut answers = String::new();
+    for result in &report.questions {
+        if let Some(answer) = &result.answer {
+            answers.push_str(&serde_json::to_string(&serde_json::json!({
+                "id": result.id, "arm": result.arm, "mode": result.mode, "tool": result.tool,
+                "passed": result.passed, "missing": result.evidence.missing, "answer": answer,
+            }))?);
+            answers.push('\n');
+        }
+    }
+    std::fs::write(path("answers.jsonl"), answers)?;
     let markdown = report.markdown();
-    std::fs::write(stem.with_extension("md"), &markdown)?;
+    std::fs::write(path("md"), &markdown)?;
     println!("{markdown}");
     eprintln!(
-        "wrote {} and {}",
-        stem.with_extension("json").display(),
-        stem.with_extension("md").display()
+        "wrote {}, {} and {}",
+        path("json").display(),
+        path("md").display(),
+        path("answers.jsonl").display()
     );
     for warning in &report.warnings {
         eprintln!("warning: {warning}");
@@ -427,8 +458,9 @@ fn raw_file_arm(
 ) -> Vec<QuestionResult> {
     questions
         .iter()
-        // A file listing cannot say "nothing matches": no-match questions have no raw arm.
-        .filter(|q| q.expected_result == Expected::Found)
+        // A file listing cannot say "nothing matches": no-match questions (and questions
+        // without baseline files, such as memory recall) have no raw arm.
+        .filter(|q| q.expected_result == Expected::Found && !q.baseline_files.is_empty())
         .map(|question| {
             let baseline = &baselines[&question.id];
             let evidence = score::evidence(
@@ -454,6 +486,7 @@ fn raw_file_arm(
                 latency_ms: 0.0,
                 error: None,
                 expected: Some(Expected::Found),
+                answer: None,
             }
         })
         .collect()
@@ -489,6 +522,7 @@ fn score_answer(
         latency_ms: 0.0,
         error: None,
         expected: Some(question.expected_result),
+        answer: None,
     };
     match outcome {
         Ok(outcome) => {
@@ -505,6 +539,7 @@ fn score_answer(
             result.returned_tokens = score::tokens(outcome.bytes);
             result.evidence = evidence;
             result.latency_ms = outcome.latency.as_secs_f64() * 1000.0;
+            result.answer = outcome.structured;
         }
         Err(error) => result.error = Some(error.to_string()),
     }
