@@ -157,7 +157,7 @@ fn kinds_label(kinds: &[EdgeKind]) -> String {
 }
 
 /// Edges read per root and direction before ranking; the limit applies after ranking.
-const RANK_WINDOW: usize = 1_000;
+const RANK_WINDOW: usize = 500;
 
 /// Sort key of a depth-1 neighbor (lower first; ties keep the store's path order):
 /// production code before tests; among tests, those in the root's conventional test

@@ -435,6 +435,8 @@ impl GraphStore for SqliteGraphStore {
         .await
     }
 
+    // INDEXED BY: without statistics SQLite prefers nodes_by_path to avoid sorting and
+    // scans the whole graph (20 ms on 120k nodes instead of 0.05 ms).
     async fn nodes_by_name(
         &self,
         graph_id: &str,
@@ -443,7 +445,7 @@ impl GraphStore for SqliteGraphStore {
     ) -> Result<Vec<Node>, Error> {
         self.nodes_where(
             graph_id,
-            format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.gid = ?1 AND n.name = ?2 ORDER BY n.path, n.start_line, n.id LIMIT {limit}"),
+            format!("SELECT {NODE_COLUMNS} FROM nodes n INDEXED BY nodes_by_name WHERE n.gid = ?1 AND n.name = ?2 ORDER BY n.path, n.start_line, n.id LIMIT {limit}"),
             vec![Value::Text(name.to_owned())],
         )
         .await
@@ -457,7 +459,7 @@ impl GraphStore for SqliteGraphStore {
     ) -> Result<Vec<Node>, Error> {
         self.nodes_where(
             graph_id,
-            format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.gid = ?1 AND n.qualified_name = ?2 ORDER BY n.path, n.start_line, n.id LIMIT {limit}"),
+            format!("SELECT {NODE_COLUMNS} FROM nodes n INDEXED BY nodes_by_qualified_name WHERE n.gid = ?1 AND n.qualified_name = ?2 ORDER BY n.path, n.start_line, n.id LIMIT {limit}"),
             vec![Value::Text(qualified_name.to_owned())],
         )
         .await

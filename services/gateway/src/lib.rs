@@ -217,6 +217,11 @@ pub async fn serve_http(
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
+    use axum::serve::ListenerExt;
+    // TCP_NODELAY: small MCP responses go out at once, not after the peer's delayed ACK.
+    let listener = listener.tap_io(|stream| {
+        let _ = stream.set_nodelay(true);
+    });
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await
