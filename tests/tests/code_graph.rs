@@ -173,7 +173,7 @@ async fn code_rpcs_answer_from_the_indexed_graph() {
     assert!(!version.is_empty());
     assert_eq!(
         entries.iter().filter(|e| e.kind != "error_message").count(),
-        15
+        16
     );
     assert!(
         entries

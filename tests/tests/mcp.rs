@@ -55,6 +55,18 @@ async fn mcp_tools_through_the_official_python_sdk() {
         .await
         .unwrap();
     let url = format!("http://{}/mcp", f.stack.stack.gateway_http().unwrap());
+    // The e2e expects recall's dense leg: let the model finish loading first (it loads in
+    // the background, and other tests compete for the two cores).
+    assert!(
+        f.stack
+            .stack
+            .wait_serving(
+                codectx::stack::ServiceKind::Embedding,
+                std::time::Duration::from_secs(60)
+            )
+            .await,
+        "the embedding model did not load within 60 s"
+    );
 
     for mode in ["auto", "legacy"] {
         run(&[

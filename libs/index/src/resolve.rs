@@ -426,6 +426,14 @@ impl<'a> Index<'a> {
         {
             return Some(found);
         }
+        // Go dot imports put another package's names in scope.
+        for import in facts.imports.iter().filter(|i| i.alias == ".") {
+            if let Some(found) = self.qualified(&format!("{}{sep}{name}", import.target), |s| {
+                is_callable(&s.kind) && s.kind != "method"
+            }) {
+                return Some(found);
+            }
+        }
         if facts.module.is_empty()
             && let Some(found) =
                 self.qualified(name, |s| is_callable(&s.kind) && s.kind != "method")

@@ -18,7 +18,7 @@ fn q(package: &str, name: &str) -> String {
 async fn go_symbols_calls_implements_tests() {
     let g = index_fixture("go").await;
     assert!(g.report.skipped.is_empty(), "{:?}", g.report.skipped);
-    assert_eq!(g.report.files, 5, "go.mod, README.md and three Go files");
+    assert_eq!(g.report.files, 6, "go.mod, README.md and four Go files");
 
     let symbols: Vec<(String, String, u32, u32)> = g.symbols().await;
     let expected: Vec<(String, &str, u32, u32)> = vec![
@@ -37,6 +37,7 @@ async fn go_symbols_calls_implements_tests() {
         (q(STORE, "DB"), "type", 7, 9),
         (q(STORE, "MaxItems"), "constant", 4, 4),
         (q(STORE, "Open"), "function", 12, 14),
+        (format!("{STORE}_test.TestOpen"), "function", 10, 14),
     ];
     let expected: Vec<(String, String, u32, u32)> = expected
         .into_iter()
@@ -113,6 +114,11 @@ async fn go_symbols_calls_implements_tests() {
         vec![q(SERVER, "TestFormat")]
     );
     assert!(g.tests_of(&q(SERVER, "Run")).await.is_empty());
+    // Through a dot import (`import . "example.com/shop/store"`).
+    assert_eq!(
+        g.tests_of(&q(STORE, "Open")).await,
+        vec!["example.com/shop/store_test.TestOpen".to_owned()]
+    );
 
     // Error messages with their location.
     assert_eq!(

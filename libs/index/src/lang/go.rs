@@ -149,7 +149,9 @@ fn imports(node: SyntaxNode<'_>, b: &mut Builder<'_>) {
         };
         let alias = match spec.child_by_field_name("name") {
             Some(name) if name.kind() == "package_identifier" => b.text(name).to_owned(),
-            Some(_) => continue, // `_` and `.` imports bind no name
+            // `import . "strings"` (common in tests): its names are used unqualified.
+            Some(name) if name.kind() == "dot" => ".".to_owned(),
+            Some(_) => continue, // `_` imports bind no name
             None => default_package_name(&target),
         };
         b.add_import(&target, &alias, &target, line(spec));
