@@ -88,7 +88,19 @@ fn finish(
     max_tokens: u32,
     removable: &[Removable],
 ) -> Result<Answer, Error> {
-    match pack(answer, max_tokens, removable) {
+    // Unresolved names are the least useful detail: they go first.
+    let entries = answer["entries"].as_array().map_or(0, Vec::len);
+    let mut order: Vec<Removable> = (0..entries)
+        .flat_map(|index| {
+            ["callees", "callers", "implementations", "tests"].map(|field| Removable {
+                pointer: format!("/entries/{index}/unresolved_{field}"),
+                what: format!("unresolved {field}"),
+                priority: 0,
+            })
+        })
+        .collect();
+    order.extend(removable.iter().cloned());
+    match pack(answer, max_tokens, &order) {
         Ok((json, tokens)) => Ok(Answer {
             status,
             json,
@@ -257,7 +269,19 @@ async fn attach(
     let mut omitted = Vec::new();
     for relation in wanted {
         let (neighbors, more) = expand(graph, context, id, *relation, depth).await?;
-        entry[relation.field] = Value::from(neighbors);
+        // Targets the index could not resolve to a symbol of the repository (library
+        // calls, dynamic receivers) are names only: a compact list beside the relation.
+        let (external, known): (Vec<Value>, Vec<Value>) =
+            neighbors.into_iter().partition(|n| n["kind"] == "external");
+        entry[relation.field] = Value::from(known);
+        if !external.is_empty() {
+            entry[format!("unresolved_{}", relation.field)] = Value::from(
+                external
+                    .into_iter()
+                    .map(|n| n["qualified_name"].clone())
+                    .collect::<Vec<_>>(),
+            );
+        }
         omitted.extend(more);
     }
     Ok(omitted)

@@ -96,7 +96,7 @@ pub fn tools() -> Vec<Tool> {
         ),
         tool(
             "minimal_context",
-            "The smallest useful context for a task: the best-matching symbol with its callers and callees, and related symbols, within a token budget (default 1,500). Name the identifiers you know in the task.",
+            "The smallest useful context for a task: the best-matching symbol with its callers and callees (implementations for types), related symbols and your matching memory notes, within a token budget (default 1,500). Name the identifiers you know in the task.",
             json!({
                 "task": {"type": "string", "maxLength": 8192, "description": "What you are working on, in words and identifiers (at most 8 KiB)."},
                 "repository": repository_property(),
