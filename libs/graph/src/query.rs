@@ -180,7 +180,7 @@ fn relevance(root: &Node, neighbor: &Node) -> (bool, bool, bool) {
 }
 
 /// Files that hold tests by their language's conventions (helpers in them included).
-fn is_test_path(path: &str) -> bool {
+pub fn is_test_path(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
     let stem = file.split('.').next().unwrap_or(file);
     path.starts_with("test/")
@@ -197,7 +197,7 @@ fn is_test_path(path: &str) -> bool {
 
 /// A file's stem without test markers, lowercased: `test/test_textwrap.py`,
 /// `textwrap_test.py` and `textwrap.py` all give `textwrap`.
-fn file_subject(path: &str) -> String {
+pub fn file_subject(path: &str) -> String {
     let file = path.rsplit('/').next().unwrap_or(path);
     // `foo.test.ts` and `foo.spec.ts` stop at the first dot.
     let stem = file.split('.').next().unwrap_or(file);

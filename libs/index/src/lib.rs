@@ -385,6 +385,7 @@ fn affected_files(
     let now: HashMap<&str, &FileFacts> = parsed.iter().map(|f| (f.path.as_str(), f)).collect();
     let mut touched: Vec<&str> = previous.keys().map(String::as_str).collect();
     touched.extend(parsed.iter().map(|f| f.path.as_str()));
+    let touched_paths: Vec<String> = touched.iter().map(|p| (*p).to_owned()).collect();
     for path in touched {
         let before: HashMap<String, &facts::SymbolFact> = previous
             .get(path)
@@ -399,6 +400,20 @@ fn affected_files(
                 names.insert(symbol.name.clone());
                 names.extend(symbol.required_methods.iter().cloned());
             }
+        }
+    }
+    // Tests named after a counterpart file (test_heapq.py for heapq.py) resolve by
+    // convention against it: a counterpart that appears, goes or changes affects them.
+    let subjects: HashSet<String> = touched_paths
+        .iter()
+        .map(|p| codectx_graph::query::file_subject(p))
+        .collect();
+    for file in all {
+        if !affected.contains(&file.path)
+            && resolve::is_test_file(file)
+            && subjects.contains(&codectx_graph::query::file_subject(&file.path))
+        {
+            affected.insert(file.path.clone());
         }
     }
     if names.is_empty() {
@@ -417,6 +432,10 @@ fn affected_files(
             })
             || file.symbols.iter().any(|s| {
                 names.contains(&s.name)
+                    || (s.test
+                        && resolve::convention_names(&s.name)
+                            .iter()
+                            .any(|n| names.contains(n)))
                     || s.bases.iter().any(|b| hit(&lang::clean_type(b)))
                     || s.embedded.iter().any(|e| hit(e))
             })
