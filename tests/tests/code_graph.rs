@@ -100,7 +100,8 @@ async fn code_rpcs_answer_from_the_indexed_graph() {
         )
         .await
         .unwrap();
-    assert_eq!(implementations.expansions[0].neighbors.len(), 2);
+    // *Server, *DB and Cached (through its embedded *DB).
+    assert_eq!(implementations.expansions[0].neighbors.len(), 3);
     let tests = f
         .graph
         .get_tests(
@@ -134,7 +135,7 @@ async fn code_rpcs_answer_from_the_indexed_graph() {
             .iter()
             .map(|s| s.name.as_str())
             .collect::<Vec<_>>(),
-        vec!["MaxItems", "DB", "Open", "Get", "Serve"]
+        vec!["MaxItems", "DB", "Open", "Get", "Serve", "Cached"]
     );
     let diff = "--- a/server/server.go\n+++ b/server/server.go\n@@ -29,1 +29,1 @@\n-\t}\n+\t} // changed\n";
     let impact = f
@@ -173,7 +174,7 @@ async fn code_rpcs_answer_from_the_indexed_graph() {
     assert!(!version.is_empty());
     assert_eq!(
         entries.iter().filter(|e| e.kind != "error_message").count(),
-        16
+        17
     );
     assert!(
         entries

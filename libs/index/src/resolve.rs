@@ -1212,18 +1212,40 @@ fn go_implements(index: &Index<'_>, files: &[FileFacts], owners: &mut [OwnerGrap
     if !files.iter().any(|f| f.language == "go") {
         return;
     }
-    let mut type_methods: HashMap<&str, HashSet<&str>> = HashMap::default();
-    let mut method_to_types: HashMap<&str, Vec<&str>> = HashMap::default();
-    for (owner_type, methods) in &index.methods {
-        let owner_type = owner_type.as_str();
-        let names: HashSet<&str> = methods
-            .iter()
-            .map(|m| index.symbol(*m).name.as_str())
-            .collect();
-        for name in &names {
-            method_to_types.entry(name).or_default().push(owner_type);
+    // Method sets: a type's own methods plus those its embedded fields promote.
+    let mut type_methods: HashMap<&str, HashSet<String>> = HashMap::default();
+    for (file_index, file) in files.iter().enumerate() {
+        if file.language != "go" {
+            continue;
         }
-        type_methods.insert(owner_type, names);
+        for (symbol_index, symbol) in file.symbols.iter().enumerate() {
+            if symbol.kind != "type" {
+                continue;
+            }
+            let names = method_set(
+                index,
+                SymbolRef {
+                    file: file_index,
+                    index: symbol_index,
+                },
+                0,
+            );
+            if !names.is_empty() {
+                type_methods.insert(symbol.qualified_name.as_str(), names);
+            }
+        }
+    }
+    let mut method_to_types: HashMap<&str, Vec<&str>> = HashMap::default();
+    for (owner_type, names) in &type_methods {
+        for name in names {
+            method_to_types
+                .entry(name.as_str())
+                .or_default()
+                .push(owner_type);
+        }
+    }
+    for types in method_to_types.values_mut() {
+        types.sort_unstable();
     }
     let owner_of: HashMap<String, usize> = owners
         .iter()
@@ -1259,7 +1281,7 @@ fn go_implements(index: &Index<'_>, files: &[FileFacts], owners: &mut [OwnerGrap
             let interface_id = index.ids[file_index][symbol_index].clone();
             for candidate in candidates {
                 let methods = &type_methods[candidate];
-                if !required.iter().all(|m| methods.contains(m.as_str())) {
+                if !required.iter().all(|m| methods.contains(m)) {
                     continue;
                 }
                 let Some(type_ref) = index.qualified(candidate, |s| s.kind == "type") else {
@@ -1289,6 +1311,35 @@ fn go_implements(index: &Index<'_>, files: &[FileFacts], owners: &mut [OwnerGrap
         });
         owner.hash = owner_hash(&owner.nodes, &owner.edges);
     }
+}
+
+/// Names of a Go type's methods: its own and, through embedded fields (to depth 4),
+/// the methods of embedded types and the required methods of embedded interfaces.
+fn method_set(index: &Index<'_>, type_ref: SymbolRef, depth: u32) -> HashSet<String> {
+    let symbol = index.symbol(type_ref);
+    let mut names: HashSet<String> = index
+        .methods
+        .get(&symbol.qualified_name)
+        .map(|methods| {
+            methods
+                .iter()
+                .map(|m| index.symbol(*m).name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    if depth < 4 {
+        for embedded in &symbol.embedded {
+            let Some(found) = index.resolve_type(type_ref.file, -1, embedded) else {
+                continue;
+            };
+            match index.symbol(found).kind.as_str() {
+                "interface" => names.extend(interface_methods(index, found, depth + 1)),
+                "type" => names.extend(method_set(index, found, depth + 1)),
+                _ => {}
+            }
+        }
+    }
+    names
 }
 
 fn interface_methods(index: &Index<'_>, interface: SymbolRef, depth: u32) -> BTreeSet<String> {

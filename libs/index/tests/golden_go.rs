@@ -34,6 +34,7 @@ async fn go_symbols_calls_implements_tests() {
         (q(SERVER, "format"), "function", 46, 48),
         (q(STORE, "(*DB).Get"), "method", 17, 22),
         (q(STORE, "(*DB).Serve"), "method", 25, 27),
+        (q(STORE, "Cached"), "type", 30, 32),
         (q(STORE, "DB"), "type", 7, 9),
         (q(STORE, "MaxItems"), "constant", 4, 4),
         (q(STORE, "Open"), "function", 12, 14),
@@ -90,13 +91,18 @@ async fn go_symbols_calls_implements_tests() {
         "{test_calls:?}"
     );
 
-    // Implicit interface satisfaction: both *Server and *DB have Serve.
+    // Implicit interface satisfaction: *Server and *DB have Serve; Cached embeds *DB.
     assert_eq!(
         g.implementors(&q(SERVER, "Handler")).await,
-        vec![q(SERVER, "Server"), q(STORE, "DB")]
+        vec![q(SERVER, "Server"), q(STORE, "Cached"), q(STORE, "DB")]
     );
     assert_eq!(
         g.implements(&q(STORE, "DB")).await,
+        vec![q(SERVER, "Handler")]
+    );
+    // Through an embedded field's promoted methods.
+    assert_eq!(
+        g.implements(&q(STORE, "Cached")).await,
         vec![q(SERVER, "Handler")]
     );
 

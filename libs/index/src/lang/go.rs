@@ -236,6 +236,28 @@ fn type_spec(spec: SyntaxNode<'_>, declaration: SyntaxNode<'_>, module: &str, b:
             }
             "interface"
         }
+        Some("struct_type") => {
+            // Embedded fields (`struct{ cancelCtx }`, `*Buffer`) promote their methods.
+            for list in children(type_node.expect("matched"))
+                .into_iter()
+                .filter(|c| c.kind() == "field_declaration_list")
+            {
+                for field in children(list)
+                    .into_iter()
+                    .filter(|c| c.kind() == "field_declaration")
+                {
+                    if field.child_by_field_name("name").is_none()
+                        && let Some(type_node) = field.child_by_field_name("type")
+                    {
+                        let text = b.text(type_node).trim_start_matches('*').trim();
+                        if !text.is_empty() {
+                            embedded.push(text.to_owned());
+                        }
+                    }
+                }
+            }
+            "type"
+        }
         _ => "type",
     };
     // A single-spec declaration's comment sits above `type`; a grouped one above the spec.
