@@ -223,15 +223,13 @@ pub async fn start_indexed(fixture: &str, name: &str) -> IndexedStack {
     );
     let data = tempfile::tempdir().unwrap();
     let args = IndexArgs {
-        path: checkout.path().to_path_buf(),
-        name: name.into(),
-        data: data.path().to_path_buf(),
-        neo4j: None,
-        neo4j_user: String::new(),
-        neo4j_password_env: String::new(),
-        max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
         threads: 2,
         quiet: true,
+        ..IndexArgs::embedded(
+            checkout.path().to_path_buf(),
+            name.into(),
+            data.path().to_path_buf(),
+        )
     };
     let store = indexing::open_store(&args).await.unwrap();
     indexing::run(&args, &*store).await.unwrap();
@@ -251,4 +249,16 @@ pub async fn start_indexed(fixture: &str, name: &str) -> IndexedStack {
         checkout,
         context,
     }
+}
+
+/// The `codectx` binary cargo built next to the running test (`make test` builds it).
+pub fn codectx_binary() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let binary = exe.parent().unwrap().parent().unwrap().join("codectx");
+    assert!(
+        binary.exists(),
+        "{} is missing: build the workspace (`make test` does)",
+        binary.display()
+    );
+    binary
 }

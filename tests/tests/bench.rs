@@ -7,17 +7,6 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn codectx_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let binary = exe.parent().unwrap().parent().unwrap().join("codectx");
-    assert!(
-        binary.exists(),
-        "{} is missing: build the workspace (`make test` does)",
-        binary.display()
-    );
-    binary
-}
-
 fn repository_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -35,7 +24,7 @@ fn model_directory() -> String {
 fn bench(workload: &Path, name: &str, arguments: &[&str]) -> (i32, Value, String) {
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("out");
-    let output = Command::new(codectx_binary())
+    let output = Command::new(codectx_tests::codectx_binary())
         .arg("bench")
         .arg("--workload")
         .arg(workload)

@@ -34,18 +34,6 @@ fn run(arguments: &[&str]) {
     );
 }
 
-/// The `codectx` binary cargo built next to this test.
-fn codectx_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let binary = exe.parent().unwrap().parent().unwrap().join("codectx");
-    assert!(
-        binary.exists(),
-        "{} is missing: build the workspace (`make test` does)",
-        binary.display()
-    );
-    binary
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_tools_through_the_official_python_sdk() {
     let f = start_indexed("go", "shop").await;
@@ -136,7 +124,7 @@ async fn mcp_tools_through_the_official_python_sdk() {
     // stdio: `codectx mcp --stdio` on the same data directory, once the stack is stopped.
     let data = f.stack.data.path().to_str().unwrap().to_owned();
     f.stack.stack.stop().await.unwrap();
-    let binary = codectx_binary();
+    let binary = codectx_tests::codectx_binary();
     let models = std::env::var("CODECTX_TEST_MODEL_DIR").unwrap_or_default();
     for mode in ["auto", "legacy"] {
         run(&[

@@ -39,6 +39,23 @@ pub struct IndexArgs {
     pub quiet: bool,
 }
 
+impl IndexArgs {
+    /// Indexing `path` as `name` into the embedded graph under `data`, with defaults.
+    pub fn embedded(path: PathBuf, name: String, data: PathBuf) -> Self {
+        Self {
+            path,
+            name,
+            data,
+            neo4j: None,
+            neo4j_user: String::new(),
+            neo4j_password_env: String::new(),
+            max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
+            threads: 0,
+            quiet: false,
+        }
+    }
+}
+
 /// Opens the store `args` names.
 pub async fn open_store(args: &IndexArgs) -> Result<Arc<dyn GraphStore>, Error> {
     match &args.neo4j {

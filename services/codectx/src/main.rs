@@ -212,17 +212,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .ok_or_else(|| anyhow::anyhow!("cannot name {}: pass --name", path.display()))?,
         };
-        let index_args = IndexArgs {
-            path: path.clone(),
-            name: name.clone(),
-            data: args.data.clone(),
-            neo4j: None,
-            neo4j_user: String::new(),
-            neo4j_password_env: String::new(),
-            max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
-            threads: 0,
-            quiet: false,
-        };
+        let index_args = IndexArgs::embedded(path.clone(), name.clone(), args.data.clone());
         let store = indexing::open_store(&index_args).await?;
         let report = indexing::run(&index_args, &*store).await?;
         println!("{}", indexing::summary(&name, &report));

@@ -640,11 +640,7 @@ pub async fn minimal_context(
     let query = if unresolved {
         // The last part of a qualified name is what is asked for (`os.path.frobnicate`
         // asks for `frobnicate`, not for everything under `os.path`).
-        named
-            .iter()
-            .map(|n| n.rsplit(['.', ':']).next().unwrap_or(n))
-            .collect::<Vec<_>>()
-            .join(" ")
+        named.iter().map(|n| leaf(n)).collect::<Vec<_>>().join(" ")
     } else {
         task.to_owned()
     };
@@ -662,10 +658,7 @@ pub async fn minimal_context(
     if unresolved {
         // Ranked on the names alone, hits must still carry one of them (BM25 also
         // matches their parts: `Server` in `FrobnicateServer`).
-        let leaves: Vec<String> = named
-            .iter()
-            .map(|n| n.rsplit(['.', ':']).next().unwrap_or(n).to_lowercase())
-            .collect();
+        let leaves: Vec<String> = named.iter().map(|n| leaf(n).to_lowercase()).collect();
         found.retain(|(card, _)| {
             let name = card.qualified_name.to_lowercase();
             leaves.iter().any(|leaf| name.contains(leaf.as_str()))
@@ -770,6 +763,11 @@ pub async fn minimal_context(
         },
     ];
     finish(AnswerStatus::Ok, answer, max_tokens, &removable)
+}
+
+/// The last part of a qualified name: `frobnicate` of `os.path.frobnicate`.
+fn leaf(name: &str) -> &str {
+    name.rsplit(['.', ':']).next().unwrap_or(name)
 }
 
 /// Memory entries kept in a minimal context.

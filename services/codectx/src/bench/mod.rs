@@ -271,15 +271,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
     for repo in &workload.repos {
         let path = &repos[&repo.key];
         let index_args = IndexArgs {
-            path: path.clone(),
-            name: repo.key.clone(),
-            data: args.data.clone(),
-            neo4j: None,
-            neo4j_user: String::new(),
-            neo4j_password_env: String::new(),
-            max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
-            threads: 0,
             quiet: true,
+            ..IndexArgs::embedded(path.clone(), repo.key.clone(), args.data.clone())
         };
         let store = indexing::open_store(&index_args).await?;
         let began = std::time::Instant::now();
