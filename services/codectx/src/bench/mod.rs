@@ -49,7 +49,7 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',')]
     pub questions: Vec<String>,
     /// Load mode: replay the workload from this many concurrent MCP clients (on the
-    /// hybrid stack) after the accuracy pass. 0 or 1: no load phase.
+    /// hybrid stack) after the accuracy pass. 0: no load phase.
     #[arg(long, default_value_t = 0)]
     pub concurrency: usize,
     /// How long the load phase runs, e.g. 60s, 2m.
@@ -360,7 +360,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
             }
         }
         client.close().await;
-        if *arm == Arm::Hybrid && args.concurrency > 1 {
+        if *arm == Arm::Hybrid && args.concurrency > 0 {
             let calls: Vec<(String, Map<String, Value>)> = questions
                 .iter()
                 .flat_map(|q| modes.iter().filter_map(|m| ask(q, *m)))
