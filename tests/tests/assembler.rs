@@ -59,16 +59,22 @@ async fn symbol_context_call_graph_and_search() {
     );
     assert_eq!(entry["path"], "server/server.go");
     assert_eq!(entry["lines"], serde_json::json!([26, 35]));
+    // TestServe calls Serve too: it is listed once, under tests, and the omission says so.
     assert_eq!(
         names(&entry["callers"]),
-        vec![
-            "example.com/shop/server.Run",
-            "example.com/shop/server.TestServe"
-        ]
+        vec!["example.com/shop/server.Run"]
     );
     assert_eq!(
         names(&entry["tests"]),
         vec!["example.com/shop/server.TestServe"]
+    );
+    assert!(
+        value["omitted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["reason"] == "listed_under_tests" && o["count"] == 1),
+        "{value}"
     );
     assert!(entry.get("id").is_none(), "ids only when asked for");
 
@@ -402,10 +408,7 @@ async fn pr_context_names_the_blast_radius() {
     );
     assert_eq!(
         names(&entries[0]["callers"]),
-        vec![
-            "example.com/shop/server.Run",
-            "example.com/shop/server.TestServe"
-        ]
+        vec!["example.com/shop/server.Run"]
     );
     assert_eq!(
         names(&entries[0]["tests"]),

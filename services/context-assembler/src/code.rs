@@ -256,6 +256,27 @@ const TESTS: Wanted = Wanted {
     direction: graph::Direction::Outgoing,
 };
 
+/// A test that calls the symbol is listed once, under tests: it leaves the callers, and
+/// the omission says how many moved.
+fn tests_out_of_callers(entry: &mut Value) -> Option<Value> {
+    let tests = entry.get("tests").and_then(Value::as_array).cloned()?;
+    let callers = entry.get_mut("callers").and_then(Value::as_array_mut)?;
+    let before = callers.len();
+    callers.retain(|caller| {
+        !tests
+            .iter()
+            .any(|test| test["qualified_name"] == caller["qualified_name"])
+    });
+    let moved = before - callers.len();
+    (moved > 0).then(|| {
+        json!({
+            "what": "callers that are tests (listed under tests)",
+            "count": moved,
+            "reason": "listed_under_tests",
+        })
+    })
+}
+
 /// Expands `id` along each wanted relation (20 per direction, `depth` 1..2) into the
 /// entry's fields; returns the graph's omissions.
 async fn attach(
@@ -284,6 +305,7 @@ async fn attach(
         }
         omitted.extend(more);
     }
+    omitted.extend(tests_out_of_callers(entry));
     Ok(omitted)
 }
 
@@ -872,6 +894,7 @@ pub async fn pr_context(
         let mut entry = card(&symbol, false);
         entry["callers"] = Value::from(changed.callers.iter().map(neighbor).collect::<Vec<_>>());
         entry["tests"] = Value::from(changed.tests.iter().map(neighbor).collect::<Vec<_>>());
+        omitted.extend(tests_out_of_callers(&mut entry));
         entries.push(entry);
         omitted.extend(
             changed
