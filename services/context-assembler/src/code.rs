@@ -15,6 +15,9 @@ use serde_json::{Value, json};
 
 /// Per-direction node limit for expansions inside an answer.
 const RELATION_LIMIT: u32 = 20;
+/// Neighbours per relation in overview answers (symbol context, minimal context): the
+/// most relevant ten (see the graph's ranking); `get_call_graph` lists up to 20.
+const OVERVIEW_RELATION_LIMIT: u32 = 10;
 
 pub struct Answer {
     pub status: AnswerStatus,
@@ -277,7 +280,7 @@ fn tests_out_of_callers(entry: &mut Value) -> Option<Value> {
     })
 }
 
-/// Expands `id` along each wanted relation (20 per direction, `depth` 1..2) into the
+/// Expands `id` along each wanted relation (`limit` per direction, `depth` 1..2) into the
 /// entry's fields; returns the graph's omissions.
 async fn attach(
     graph: &GraphClient,
@@ -286,10 +289,11 @@ async fn attach(
     depth: u32,
     entry: &mut Value,
     wanted: &[Wanted],
+    limit: u32,
 ) -> Result<Vec<Value>, Error> {
     let mut omitted = Vec::new();
     for relation in wanted {
-        let (neighbors, more) = expand(graph, context, id, *relation, depth).await?;
+        let (neighbors, more) = expand(graph, context, id, *relation, depth, limit).await?;
         // Targets the index could not resolve to a symbol of the repository (library
         // calls, dynamic receivers) are names only: a compact list beside the relation.
         let (external, known): (Vec<Value>, Vec<Value>) =
@@ -315,6 +319,7 @@ async fn expand(
     id: &str,
     relation: Wanted,
     depth: u32,
+    limit: u32,
 ) -> Result<(Vec<Value>, Vec<Value>), Error> {
     let expanded = graph
         .expand(
@@ -324,7 +329,7 @@ async fn expand(
                 edge_kinds: vec![relation.kind as i32],
                 direction: relation.direction as i32,
                 depth,
-                limit_per_direction: RELATION_LIMIT,
+                limit_per_direction: limit,
             },
         )
         .await?;
@@ -362,6 +367,7 @@ pub async fn symbol_context(
         1,
         &mut entry,
         &[CALLERS, CALLEES, IMPLEMENTATIONS, TESTS],
+        OVERVIEW_RELATION_LIMIT,
     )
     .await?;
     let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
@@ -427,7 +433,16 @@ pub async fn call_graph(
         .unzip();
     let mut entry = card(symbol, false);
     resolved.note_variants(&mut entry);
-    let omitted = attach(graph, context, &symbol.id, depth, &mut entry, &wanted).await?;
+    let omitted = attach(
+        graph,
+        context,
+        &symbol.id,
+        depth,
+        &mut entry,
+        &wanted,
+        RELATION_LIMIT,
+    )
+    .await?;
     let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
     answer["omitted"] = Value::from(omitted);
     finish(AnswerStatus::Ok, answer, max_tokens, &removable)
@@ -738,7 +753,16 @@ pub async fn minimal_context(
     } else {
         &[CALLERS, CALLEES]
     };
-    let omitted = attach(graph, context, &subject.id, 1, &mut entry, wanted).await?;
+    let omitted = attach(
+        graph,
+        context,
+        &subject.id,
+        1,
+        &mut entry,
+        wanted,
+        OVERVIEW_RELATION_LIMIT,
+    )
+    .await?;
     let related: Vec<Value> = found
         .iter()
         .map(|(c, legs)| {
