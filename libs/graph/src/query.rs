@@ -160,10 +160,14 @@ fn kinds_label(kinds: &[EdgeKind]) -> String {
 const RANK_WINDOW: usize = 500;
 
 /// Sort key of a depth-1 neighbor (lower first; ties keep the store's path order):
-/// production code before tests; among tests, those in the root's conventional test
-/// file (`test_textwrap.py`, `heapq_test.go`, `FooTest.java` for `Foo.java`) first, then
-/// those whose name mentions the root's name (`test_dedent_tabs` for `dedent`).
-fn relevance(root: &Node, neighbor: &Node) -> (bool, bool, bool) {
+/// production code before tests; for IMPLEMENTS, types in the root's own directory
+/// (package) first; among tests, those in the root's conventional test file
+/// (`test_textwrap.py`, `heapq_test.go`, `FooTest.java` for `Foo.java`) first, then those
+/// whose name mentions the root's name (`test_dedent_tabs` for `dedent`).
+fn relevance(root: &Node, neighbor: &Node, kind: EdgeKind) -> (bool, bool, bool, bool) {
+    let directory = |path: &str| path.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+    let elsewhere =
+        kind == EdgeKind::Implements && directory(&neighbor.path) != directory(&root.path);
     let counterpart = neighbor.path != root.path
         && !root.path.is_empty()
         && file_subject(&neighbor.path) == file_subject(&root.path);
@@ -174,6 +178,7 @@ fn relevance(root: &Node, neighbor: &Node) -> (bool, bool, bool) {
             .contains(&root.name.to_lowercase());
     (
         neighbor.test || is_test_path(&neighbor.path),
+        elsewhere,
         !counterpart,
         !named,
     )
@@ -257,7 +262,7 @@ pub async fn expand(
                     distinct.push(hit);
                 }
             }
-            distinct.sort_by_key(|hit| relevance(&root, &hit.node));
+            distinct.sort_by_key(|hit| relevance(&root, &hit.node, hit.kind));
             let not_shown = distinct.len().saturating_sub(limit) + beyond_window;
             distinct.truncate(limit);
             let mut frontier = Vec::new();
@@ -527,6 +532,48 @@ pub async fn change_impact(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relevance_orders_neighbours() {
+        let node = |path: &str, name: &str, test: bool| Node {
+            id: format!("{path}#{name}"),
+            kind: NodeKind::Function,
+            name: name.into(),
+            qualified_name: name.into(),
+            language: "go".into(),
+            path: path.into(),
+            start_line: 1,
+            end_line: 1,
+            signature: String::new(),
+            summary: String::new(),
+            fingerprint: String::new(),
+            test,
+        };
+        let root = node("flag/flag.go", "Value", false);
+        let local = node("flag/flag.go", "boolFlag", false);
+        let far = node("cmd/go/flags.go", "tagsFlag", false);
+        let test = node("flag/flag_test.go", "TestValue", true);
+        // Implementations: the root's package first; tests last.
+        assert!(
+            relevance(&root, &local, EdgeKind::Implements)
+                < relevance(&root, &far, EdgeKind::Implements)
+        );
+        assert!(
+            relevance(&root, &far, EdgeKind::Implements)
+                < relevance(&root, &test, EdgeKind::Implements)
+        );
+        // Calls: no directory preference (path order decides), tests last.
+        assert_eq!(
+            relevance(&root, &local, EdgeKind::Calls),
+            relevance(&root, &far, EdgeKind::Calls)
+        );
+        // Tests: the conventional test file and a name that mentions the root first.
+        let helper_test = node("cmd/go/main_test.go", "TestMain", true);
+        assert!(
+            relevance(&root, &test, EdgeKind::TestedBy)
+                < relevance(&root, &helper_test, EdgeKind::TestedBy)
+        );
+    }
 
     #[test]
     fn test_files_map_to_the_file_they_test() {

@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 /// Per-direction node limit for expansions inside an answer.
 const RELATION_LIMIT: u32 = 20;
-/// Neighbours per relation in overview answers (symbol context, minimal context): the
-/// most relevant ten (see the graph's ranking); `get_call_graph` lists up to 20.
+/// Neighbours per relation in the symbol-context overview: the most relevant ten (see
+/// the graph's ranking); `get_call_graph` lists up to 20.
 const OVERVIEW_RELATION_LIMIT: u32 = 10;
 
 pub struct Answer {
@@ -760,7 +760,8 @@ pub async fn minimal_context(
         1,
         &mut entry,
         wanted,
-        OVERVIEW_RELATION_LIMIT,
+        // The 1,500-token budget trims these; 20 leave the packer a choice.
+        RELATION_LIMIT,
     )
     .await?;
     let related: Vec<Value> = found
