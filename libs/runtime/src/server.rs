@@ -132,6 +132,15 @@ pub async fn serve(
     let (draining_tx, mut draining_rx) = watch::channel(false);
     let mut ready = service.readiness.subscribe();
     let grpc_name = service.grpc_name;
+    // Registered before the first connection is accepted: a check that arrives at once
+    // gets a status, never "service not registered".
+    let initial = if *ready.borrow() {
+        ServingStatus::Serving
+    } else {
+        ServingStatus::NotServing
+    };
+    reporter.set_service_status(grpc_name, initial).await;
+    reporter.set_service_status("", initial).await;
     let health_reporter = reporter.clone();
     tokio::spawn(async move {
         loop {

@@ -73,6 +73,30 @@ fn rotation_keeps_old_contexts_until_distrusted() {
 }
 
 #[test]
+fn a_remembered_context_still_expires_and_still_needs_its_key() {
+    let (minter, verifier) = setup();
+    let minted = minter.mint_at(&claims("org_a"), NOW).unwrap();
+    // The first verification checks the signature; the second comes from the cache.
+    assert!(verifier.verify_at(minted.signed_bytes(), NOW).is_ok());
+    assert_eq!(
+        verifier.verify_at(minted.signed_bytes(), NOW + 1).unwrap(),
+        minted
+    );
+    // The time window is checked on every use.
+    assert!(matches!(
+        verifier.verify_at(minted.signed_bytes(), NOW + 60 + CLOCK_SKEW_SECONDS + 1),
+        Err(VerifyError::Expired { .. })
+    ));
+    // The key id now names another key: the signature is checked again and fails.
+    let impostor = SigningKey::from_seed("k1", [8u8; 32]);
+    verifier.trust(&impostor.verification_key()).unwrap();
+    assert_eq!(
+        verifier.verify_at(minted.signed_bytes(), NOW + 1),
+        Err(VerifyError::BadSignature)
+    );
+}
+
+#[test]
 fn empty_input_is_missing() {
     let (_, verifier) = setup();
     assert_eq!(verifier.verify_at(&[], NOW), Err(VerifyError::Missing));
