@@ -127,6 +127,15 @@ fn finish(
     }
 }
 
+/// Detail the packer may drop: the subject entry's `field` list, at `priority`.
+fn shed(field: &str, name: &str, priority: u32) -> Removable {
+    Removable {
+        pointer: format!("/entries/0/{field}"),
+        what: format!("{field} of {name}"),
+        priority,
+    }
+}
+
 /// A selector resolved to one symbol, and the other definitions of the same qualified
 /// name (build variants: `file_unix.go` and `file_windows.go`, build-tagged files).
 struct Resolved {
@@ -374,26 +383,10 @@ pub async fn symbol_context(
     answer["omitted"] = Value::from(omitted);
     let name = &symbol.qualified_name;
     let removable = [
-        Removable {
-            pointer: "/entries/0/callees".into(),
-            what: format!("callees of {name}"),
-            priority: 1,
-        },
-        Removable {
-            pointer: "/entries/0/implementations".into(),
-            what: format!("implementations of {name}"),
-            priority: 2,
-        },
-        Removable {
-            pointer: "/entries/0/tests".into(),
-            what: format!("tests of {name}"),
-            priority: 3,
-        },
-        Removable {
-            pointer: "/entries/0/callers".into(),
-            what: format!("callers of {name}"),
-            priority: 4,
-        },
+        shed("callees", name, 1),
+        shed("implementations", name, 2),
+        shed("tests", name, 3),
+        shed("callers", name, 4),
     ];
     finish(AnswerStatus::Ok, answer, max_tokens, &removable)
 }
@@ -793,21 +786,9 @@ pub async fn minimal_context(
             what: "memory notes".into(),
             priority: 2,
         },
-        Removable {
-            pointer: "/entries/0/callees".into(),
-            what: format!("callees of {name}"),
-            priority: 3,
-        },
-        Removable {
-            pointer: "/entries/0/callers".into(),
-            what: format!("callers of {name}"),
-            priority: 4,
-        },
-        Removable {
-            pointer: "/entries/0/implementations".into(),
-            what: format!("implementations of {name}"),
-            priority: 5,
-        },
+        shed("callees", &name, 3),
+        shed("callers", &name, 4),
+        shed("implementations", &name, 5),
     ];
     finish(AnswerStatus::Ok, answer, max_tokens, &removable)
 }
