@@ -281,7 +281,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
         indexed.push(report::IndexedRepo {
             key: repo.key.clone(),
             path: path.display().to_string(),
-            commit: report::git_commit(path),
+            commit: report::checkout_commit(path),
             index_seconds: began.elapsed().as_secs_f64(),
             summary: indexing::summary(&repo.key, &report),
         });

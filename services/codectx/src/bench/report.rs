@@ -318,6 +318,20 @@ fn percent(value: Option<f64>) -> String {
     value.map_or_else(|| "n/a".into(), |v| format!("{v:.1}%"))
 }
 
+/// The commit of a checkout that is itself a git work tree's top level (a directory
+/// inside some other repository, such as an installed standard library, has none).
+pub fn checkout_commit(path: &Path) -> Option<String> {
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(path)
+        .args(["rev-parse", "--show-toplevel"])
+        .output()
+        .ok()?;
+    let top = std::path::PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    let same = top.canonicalize().ok()? == path.canonicalize().ok()?;
+    if same { git_commit(path) } else { None }
+}
+
 /// `git rev-parse --short HEAD` of a checkout (with `-dirty` when it has changes).
 pub fn git_commit(path: &Path) -> Option<String> {
     let output = std::process::Command::new("git")
