@@ -279,3 +279,79 @@ async fn without_the_dense_leg_recall_falls_back_to_lexical() {
     );
     stack.stack.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn minimal_context_carries_the_agents_notes_within_its_budget() {
+    // The Go fixture's code has nothing about releases: the notes are the answer.
+    let f = codectx_tests::start_indexed("go", "shop").await;
+    let assembler = AssemblerClient::connect(&PeerConfig::single(
+        f.stack.endpoint(ServiceKind::ContextAssembler),
+    ))
+    .unwrap();
+    let context_a = f.context.clone();
+    // Distinct predicates: a new object for the same predicate would supersede the old.
+    let pairs: Vec<(String, String)> = (0..30)
+        .map(|i| {
+            (
+                format!("step_{i}"),
+                format!("release checklist step number {i} with a long description"),
+            )
+        })
+        .collect();
+    let facts: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(p, o)| (p.as_str(), o.as_str()))
+        .collect();
+    assembler
+        .remember(
+            &context_a,
+            remember("ReleaseTrain", "process", &["weekly release"], &facts),
+        )
+        .await
+        .unwrap();
+
+    let answer = assembler
+        .minimal_context(
+            &context_a,
+            pb::MinimalContextRequest {
+                task: "prepare the weekly release".into(),
+                max_tokens: 0,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::Ok, "{}", answer.json);
+    let value = parse(&answer);
+    assert_eq!(value["memory"]["entries"][0]["name"], "ReleaseTrain");
+    assert!(
+        value["memory"]["notice"]
+            .as_str()
+            .unwrap()
+            .contains("written by agents")
+    );
+
+    // A small budget sheds the facts first and says so; the entry stays.
+    let small = assembler
+        .minimal_context(
+            &context_a,
+            pb::MinimalContextRequest {
+                task: "prepare the weekly release".into(),
+                max_tokens: 256,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(small.status(), AnswerStatus::Ok, "{}", small.json);
+    assert!(small.tokens <= 256, "{}", small.tokens);
+    let value = parse(&small);
+    assert_eq!(value["memory"]["entries"][0]["name"], "ReleaseTrain");
+    assert!(
+        value["omitted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["what"] == "memory facts" && o["count"].as_u64().unwrap() > 0),
+        "{value}"
+    );
+    f.stack.stack.stop().await.unwrap();
+}

@@ -674,17 +674,26 @@ pub async fn minimal_context(
     } else {
         task.to_owned()
     };
-    let mut found = ranked_cards(
-        lexical_client,
-        retrieval,
-        graph,
-        context,
-        &query,
-        vec![],
-        limits::ENTRIES_AFTER_HYDRATION,
-        exact,
-    )
-    .await?;
+    // The agent's notes are looked up while the code ranks.
+    let (found, notes) = tokio::join!(
+        ranked_cards(
+            lexical_client,
+            retrieval,
+            graph,
+            context,
+            &query,
+            vec![],
+            limits::ENTRIES_AFTER_HYDRATION,
+            exact,
+        ),
+        async {
+            match memory {
+                Some(legs) => memory_notes(legs, context, task).await,
+                None => None,
+            }
+        }
+    );
+    let mut found = found?;
     if unresolved {
         // Ranked on the names alone, hits must still carry one of them (BM25 also
         // matches their parts: `Server` in `FrobnicateServer`).
@@ -694,10 +703,6 @@ pub async fn minimal_context(
             leaves.iter().any(|leaf| name.contains(leaf.as_str()))
         });
     }
-    let notes = match memory {
-        Some(legs) => memory_notes(legs, context, task).await,
-        None => None,
-    };
     if found.is_empty()
         && let Some(notes) = notes
     {
@@ -710,7 +715,7 @@ pub async fn minimal_context(
             "provenance": {"legs": ["exact", "name", "vector"]},
             "tokens": 0
         });
-        return finish(AnswerStatus::Ok, answer, max_tokens, &[]);
+        return finish(AnswerStatus::Ok, answer, max_tokens, &memory_notes_shed());
     }
     if found.is_empty() {
         let suggestion = if unresolved {
@@ -775,27 +780,41 @@ pub async fn minimal_context(
     answer["next"] = Value::from(format!(
         "get_symbol_context {name:?} for its implementations and tests; get_code_snippet for its source"
     ));
-    let removable = [
-        Removable {
-            pointer: "/related".into(),
-            what: "related symbols".into(),
-            priority: 1,
-        },
-        Removable {
-            pointer: "/memory".into(),
-            what: "memory notes".into(),
-            priority: 2,
-        },
-        shed("callees", &name, 3),
-        shed("callers", &name, 4),
-        shed("implementations", &name, 5),
-    ];
+    let related = Removable {
+        pointer: "/related".into(),
+        what: "related symbols".into(),
+        priority: 1,
+    };
+    let removable: Vec<Removable> = std::iter::once(related)
+        .chain(memory_notes_shed())
+        .chain([
+            shed("callees", &name, 4),
+            shed("callers", &name, 5),
+            shed("implementations", &name, 6),
+        ])
+        .collect();
     finish(AnswerStatus::Ok, answer, max_tokens, &removable)
 }
 
 /// The last part of a qualified name: `frobnicate` of `os.path.frobnicate`.
 fn leaf(name: &str) -> &str {
     name.rsplit(['.', ':']).next().unwrap_or(name)
+}
+
+/// How memory notes shrink under the budget: facts first, then entries (the notice stays).
+fn memory_notes_shed() -> [Removable; 2] {
+    [
+        Removable {
+            pointer: "/memory/facts".into(),
+            what: "memory facts".into(),
+            priority: 2,
+        },
+        Removable {
+            pointer: "/memory/entries".into(),
+            what: "memory entries".into(),
+            priority: 3,
+        },
+    ]
 }
 
 /// Memory entries kept in a minimal context.
