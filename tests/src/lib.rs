@@ -4,7 +4,6 @@
 
 use codectx::stack::{Stack, StackOptions};
 use codectx_clients::{AuthzClient, PeerConfig, api_key_credential};
-use codectx_core::ids;
 use codectx_errors::Error;
 use codectx_proto::authz::v1 as pb;
 use codectx_tenant::{METADATA_KEY, Scope};
@@ -61,22 +60,57 @@ pub struct Tenant {
     pub grant: pb::Grant,
 }
 
-/// Creates a tenant through the admin RPCs, as an operator would.
+/// Creates a tenant through the admin RPCs, as an operator would, with its own indexed
+/// (empty) repository `repository`.
 pub async fn create_tenant(
     stack: &TestStack,
     organisation: &str,
     repository: &str,
 ) -> Result<Tenant, Error> {
-    create_tenant_on_graph(stack, organisation, repository, repository).await
+    create_tenant_with(stack, organisation, repository, None).await
 }
 
-/// Like [`create_tenant`], with the repository entry pointing at the graph derived from
-/// `graph_name` (two organisations can name repositories alike yet hold different graphs).
-pub async fn create_tenant_on_graph(
+/// A tenant whose entry `repository` reads the graph behind the owner's entry
+/// `owner_entry_id`, shared by a platform admin under a public name first: the only way
+/// two organisations read one graph.
+pub async fn create_tenant_on_public(
     stack: &TestStack,
     organisation: &str,
     repository: &str,
-    graph_name: &str,
+    owner_entry_id: &str,
+) -> Result<Tenant, Error> {
+    let public_name = format!("public/{owner_entry_id}");
+    if let Err(e) = share(stack, owner_entry_id, &public_name).await
+        && e.kind() != codectx_errors::ErrorKind::AlreadyExists
+    {
+        return Err(e);
+    }
+    create_tenant_with(stack, organisation, repository, Some(&public_name)).await
+}
+
+/// Shares the graph behind an owner's entry under `public_name` (platform admin).
+pub async fn share(
+    stack: &TestStack,
+    repository_id: &str,
+    public_name: &str,
+) -> Result<pb::PublicGraph, Error> {
+    stack
+        .authz()
+        .share_graph(
+            stack.admin_key(),
+            pb::ShareGraphRequest {
+                repository_id: repository_id.into(),
+                public_name: public_name.into(),
+            },
+        )
+        .await
+}
+
+async fn create_tenant_with(
+    stack: &TestStack,
+    organisation: &str,
+    repository: &str,
+    public_graph: Option<&str>,
 ) -> Result<Tenant, Error> {
     let authz = stack.authz();
     let admin = stack.admin_key();
@@ -107,61 +141,80 @@ pub async fn create_tenant_on_graph(
             },
         )
         .await?;
-    let (repository, grant) =
-        add_repository_on_graph(stack, &organisation.id, &subject.id, repository, graph_name)
-            .await?;
+    let entry = match public_graph {
+        None => register_indexed(stack, &organisation.id, repository).await?,
+        Some(public_graph) => {
+            authz
+                .create_repository(
+                    admin,
+                    pb::CreateRepositoryRequest {
+                        organisation_id: organisation.id.clone(),
+                        name: repository.into(),
+                        public_graph: public_graph.into(),
+                    },
+                )
+                .await?
+        }
+    };
+    let grant = grant_all(stack, &entry.id, &subject.id).await?;
     Ok(Tenant {
         organisation,
         subject,
         api_key: key.secret,
-        repository,
+        repository: entry,
         grant,
     })
 }
 
-/// Adds a repository entry to an organisation and grants it to a subject.
+/// Registers the organisation's graph for `name` as an indexing run does (here for a
+/// repository with no files) and grants it to a subject.
 pub async fn add_repository(
     stack: &TestStack,
     organisation_id: &str,
     subject_id: &str,
     name: &str,
 ) -> Result<(pb::AccessRepository, pb::Grant), Error> {
-    add_repository_on_graph(stack, organisation_id, subject_id, name, name).await
+    let repository = register_indexed(stack, organisation_id, name).await?;
+    let grant = grant_all(stack, &repository.id, subject_id).await?;
+    Ok((repository, grant))
 }
 
-/// Like [`add_repository`], on the graph derived from `graph_name`.
-pub async fn add_repository_on_graph(
+/// What `codectx index --org ... --authz ...` does after writing the graph.
+pub async fn register_indexed(
     stack: &TestStack,
     organisation_id: &str,
-    subject_id: &str,
     name: &str,
-    graph_name: &str,
-) -> Result<(pb::AccessRepository, pb::Grant), Error> {
-    let authz = stack.authz();
-    let admin = stack.admin_key();
-    let repository = authz
-        .create_repository(
-            admin,
-            pb::CreateRepositoryRequest {
+) -> Result<pb::AccessRepository, Error> {
+    stack
+        .authz()
+        .register_indexed_graph(
+            stack.admin_key(),
+            pb::RegisterIndexedGraphRequest {
                 organisation_id: organisation_id.into(),
                 name: name.into(),
-                graph_id: ids::derive(ids::prefix::GRAPH, graph_name),
             },
         )
-        .await?;
-    let grant = authz
+        .await
+}
+
+async fn grant_all(
+    stack: &TestStack,
+    repository_id: &str,
+    subject_id: &str,
+) -> Result<pb::Grant, Error> {
+    stack
+        .authz()
         .create_grant(
-            admin,
+            stack.admin_key(),
             pb::CreateGrantRequest {
-                repository_id: repository.id.clone(),
+                repository_id: repository_id.into(),
                 grantee: Some(pb::create_grant_request::Grantee::SubjectId(
                     subject_id.into(),
                 )),
                 scopes: Scope::ALL.iter().map(|s| s.to_proto() as i32).collect(),
             },
         )
-        .await?;
-    Ok((repository, grant))
+        .await
 }
 
 /// Authorizes `api_key` for `repository` and returns the signed context bytes.

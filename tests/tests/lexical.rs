@@ -79,15 +79,13 @@ async fn exact_first_then_bm25_over_the_indexed_graph() {
     )
     .unwrap();
     let args = codectx::indexing::IndexArgs {
-        path: f.checkout.path().to_path_buf(),
-        name: "shop".into(),
-        data: f.stack.data.path().to_path_buf(),
-        neo4j: None,
-        neo4j_user: String::new(),
-        neo4j_password_env: String::new(),
-        max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
         threads: 2,
         quiet: true,
+        ..codectx::indexing::IndexArgs::embedded(
+            f.checkout.path().to_path_buf(),
+            "shop".into(),
+            f.stack.data.path().to_path_buf(),
+        )
     };
     codectx::indexing::run(&args, &*f.stack.stack.graph_store)
         .await

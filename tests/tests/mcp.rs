@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use codectx_proto::authz::v1 as pb;
-use codectx_tests::{create_tenant, create_tenant_on_graph, start_indexed};
+use codectx_tests::{create_tenant, create_tenant_on_public, start_indexed};
 
 fn python() -> String {
     std::env::var("CODECTX_TEST_MCP_PYTHON").unwrap_or_else(|_| {
@@ -37,11 +37,12 @@ fn run(arguments: &[&str]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_tools_through_the_official_python_sdk() {
     let f = start_indexed("go", "shop").await;
-    // Tenant A's `shop` is the indexed graph; tenant B's `shop` is another (empty) graph.
-    let a = create_tenant(&f.stack, "tenant-a", "shop").await.unwrap();
-    let b = create_tenant_on_graph(&f.stack, "tenant-b", "shop", "tenant-b/shop")
+    // Tenant A's `shop` reads the indexed graph (shared publicly by the platform admin);
+    // tenant B's `shop` is B's own, empty graph.
+    let a = create_tenant_on_public(&f.stack, "tenant-a", "shop", f.context.repository_id())
         .await
         .unwrap();
+    let b = create_tenant(&f.stack, "tenant-b", "shop").await.unwrap();
     let url = format!("http://{}/mcp", f.stack.stack.gateway_http().unwrap());
     // The e2e expects recall's dense leg: let the model finish loading first (it loads in
     // the background, and other tests compete for the two cores).
@@ -71,6 +72,13 @@ async fn mcp_tools_through_the_official_python_sdk() {
             &b.api_key,
         ]);
     }
+
+    // Sessions are bound to the subject and key that created them: tenant B's key on
+    // tenant A's session id answers exactly as an unknown session (GET stream, resume,
+    // POST, DELETE), and A's session keeps working.
+    run(&[
+        "sessions", "--url", &url, "--key", &a.api_key, "--key-b", &b.api_key,
+    ]);
 
     // 401 before any work: no key, a wrong key, and a key revoked after it worked.
     run(&[

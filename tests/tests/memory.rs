@@ -5,7 +5,7 @@ use codectx::stack::ServiceKind;
 use codectx_clients::{GraphClient, LexicalClient, PeerConfig};
 use codectx_proto::graph::v1 as pb;
 use codectx_proto::lexical::v1::{RankRequest, ScopeKind};
-use codectx_tests::{TestStack, authorize, create_tenant};
+use codectx_tests::{TestStack, authorize, create_tenant, create_tenant_on_public};
 use tonic::Code;
 
 fn entity(
@@ -42,7 +42,8 @@ async fn remember_recall_forget_within_a_namespace() {
     let a = create_tenant(&stack, "tenant-a", "same/name")
         .await
         .unwrap();
-    let b = create_tenant(&stack, "tenant-b", "same/name")
+    // B reads the same graph (shared publicly): memory and vectors stay apart anyway.
+    let b = create_tenant_on_public(&stack, "tenant-b", "same/name", &a.repository.id)
         .await
         .unwrap();
     let context_a = stack

@@ -10,7 +10,7 @@ use codectx_errors::ErrorKind;
 use codectx_proto::assembler::v1 as pb;
 use codectx_proto::common::v1::AnswerStatus;
 use codectx_tenant::TenantContext;
-use codectx_tests::{TestStack, authorize, create_tenant};
+use codectx_tests::{TestStack, authorize, create_tenant, create_tenant_on_public};
 use serde_json::Value;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -103,7 +103,8 @@ async fn hybrid_recall_remember_and_forget() {
     let a = create_tenant(&stack, "tenant-a", "same/name")
         .await
         .unwrap();
-    let b = create_tenant(&stack, "tenant-b", "same/name")
+    // B reads the same graph (shared publicly): memory and vectors stay apart anyway.
+    let b = create_tenant_on_public(&stack, "tenant-b", "same/name", &a.repository.id)
         .await
         .unwrap();
     let context_a = context(&stack, &a.api_key, "same/name").await;

@@ -5,7 +5,7 @@ use codectx::stack::ServiceKind;
 use codectx_clients::{PeerConfig, VectorClient};
 use codectx_proto::embedding::v1::ModelIdentity;
 use codectx_proto::vector::v1::{DeleteRequest, NearestRequest, UpsertRequest, VectorRecord};
-use codectx_tests::{TestStack, authorize, create_tenant};
+use codectx_tests::{TestStack, authorize, create_tenant, create_tenant_on_public};
 use tonic::Code;
 
 fn model() -> Option<ModelIdentity> {
@@ -33,7 +33,8 @@ async fn tenants_never_see_each_others_vectors() {
     let a = create_tenant(&stack, "tenant-a", "shared-name")
         .await
         .unwrap();
-    let b = create_tenant(&stack, "tenant-b", "shared-name")
+    // B reads the same graph (shared publicly): memory and vectors stay apart anyway.
+    let b = create_tenant_on_public(&stack, "tenant-b", "shared-name", &a.repository.id)
         .await
         .unwrap();
     let context_a = stack

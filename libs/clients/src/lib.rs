@@ -332,6 +332,9 @@ authz_calls! {
         create_grant(authz::v1::CreateGrantRequest) -> authz::v1::Grant;
         list_grants(authz::v1::ListGrantsRequest) -> authz::v1::ListGrantsResponse;
         revoke_grant(authz::v1::RevokeGrantRequest) -> authz::v1::Grant;
+        register_indexed_graph(authz::v1::RegisterIndexedGraphRequest) -> authz::v1::AccessRepository;
+        share_graph(authz::v1::ShareGraphRequest) -> authz::v1::PublicGraph;
+        list_public_graphs(authz::v1::ListPublicGraphsRequest) -> authz::v1::ListPublicGraphsResponse;
     }
 }
 

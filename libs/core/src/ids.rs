@@ -39,6 +39,18 @@ pub fn derive(prefix: &str, identity: &str) -> String {
     format!("{prefix}_{}", hex::encode(&digest[..RANDOM_BYTES]))
 }
 
+/// The graph id an organisation's indexing run writes for its repository key.
+///
+/// The owner is part of the identity, so two organisations that index the same key write
+/// two graphs and neither run can change what the other reads (DESIGN.md section 4).
+/// A NUL separates the parts: neither an organisation id nor a repository name holds one.
+pub fn graph_for(owner_organisation_id: &str, repository_name: &str) -> String {
+    derive(
+        prefix::GRAPH,
+        &format!("{owner_organisation_id}\0{repository_name}"),
+    )
+}
+
 /// True when `value` is `<prefix>_<32 lowercase hex>` with a 2-4 letter lowercase prefix.
 pub fn is_minted(value: &str) -> bool {
     let Some((prefix, random)) = value.split_once('_') else {
@@ -77,6 +89,7 @@ mod tests {
         assert_eq!(a, derive(prefix::GRAPH, "/src/repo"));
         assert_ne!(a, derive(prefix::GRAPH, "/src/other"));
         assert!(has_prefix(&a, "gph"));
+        assert_ne!(graph_for("org_a", "shop"), graph_for("org_b", "shop"));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Domain vocabulary shared by every codectx crate: the limits of DESIGN.md section 5,
 //! id formats, and the checks that enforce them at the edge.
 
+pub mod auth;
 pub mod ids;
 pub mod limits;

@@ -17,6 +17,10 @@ async fn main() {
         &store,
         &IndexOptions {
             root: root.into(),
+            owner: codectx_core::ids::derive(
+                codectx_core::ids::prefix::ORGANISATION,
+                "index-tests",
+            ),
             name: name.clone(),
             cache: data.join("index-cache.db"),
             max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,

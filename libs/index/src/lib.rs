@@ -56,7 +56,10 @@ const SKIPPED_DIRECTORIES: &[&str] = &[
 pub struct IndexOptions {
     /// The checkout to index.
     pub root: PathBuf,
-    /// The repository key (`--name`); the graph id derives from it.
+    /// The organisation that supplied the source: the graph belongs to it (a shared graph
+    /// reaches other organisations only when a platform admin makes it public).
+    pub owner: String,
+    /// The repository key (`--name`); with the owner, the graph id derives from it.
     pub name: String,
     /// The facts cache file.
     pub cache: PathBuf,
@@ -104,9 +107,9 @@ impl IndexReport {
     }
 }
 
-/// The graph id of a repository key.
-pub fn graph_id_for(name: &str) -> String {
-    ids::derive(ids::prefix::GRAPH, name)
+/// The graph id of an organisation's repository key.
+pub fn graph_id_for(owner: &str, name: &str) -> String {
+    ids::graph_for(owner, name)
 }
 
 struct Candidate {
@@ -470,7 +473,16 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
         ));
     }
     crate::validate_name(&options.name)?;
-    let graph_id = graph_id_for(&options.name);
+    if !ids::has_prefix(&options.owner, ids::prefix::ORGANISATION) {
+        return Err(Error::invalid_argument(
+            "owner",
+            format!(
+                "{:?} is not an organisation id (org_...): every graph belongs to the organisation that indexed it",
+                options.owner
+            ),
+        ));
+    }
+    let graph_id = graph_id_for(&options.owner, &options.name);
     let walk_root = root.clone();
     let candidates = tokio::task::spawn_blocking(move || walk(&walk_root))
         .await
@@ -776,10 +788,10 @@ fn parse_all(
 
 /// Repository keys: 1-200 printable characters.
 pub fn validate_name(name: &str) -> Result<(), Error> {
-    if name.trim().is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
+    if name.trim().is_empty() || name.chars().count() > 128 || name.chars().any(char::is_control) {
         return Err(Error::invalid_argument(
             "name",
-            "the repository name must be 1-200 printable characters",
+            "the repository name must be 1-128 printable characters (the limit of authz's repository entries)",
         ));
     }
     Ok(())

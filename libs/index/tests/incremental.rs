@@ -12,6 +12,7 @@ use codectx_index::{IndexOptions, index};
 fn options(root: &std::path::Path, data: &std::path::Path) -> IndexOptions {
     IndexOptions {
         root: root.to_path_buf(),
+        owner: codectx_core::ids::derive(codectx_core::ids::prefix::ORGANISATION, "index-tests"),
         name: "edited".into(),
         cache: data.join("cache.db"),
         max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
@@ -302,4 +303,70 @@ async fn incremental_graph_equals_a_full_reindex() {
             "step {step}: missing {missing:#?}\nextra {extra:#?}"
         );
     }
+}
+
+/// Two organisations that index the same repository key into one store write two graphs:
+/// the second run never replaces what the first organisation reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_key_from_two_organisations_writes_two_graphs() {
+    let first_source = tempfile::tempdir().unwrap();
+    let second_source = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    fs::write(
+        first_source.path().join("a.py"),
+        "def first_only():\n    pass\n",
+    )
+    .unwrap();
+    fs::write(
+        second_source.path().join("a.py"),
+        "def second_only():\n    pass\n",
+    )
+    .unwrap();
+    let store = SqliteGraphStore::open(&data.path().join("graph.db")).unwrap();
+    let owner =
+        |name: &str| codectx_core::ids::derive(codectx_core::ids::prefix::ORGANISATION, name);
+
+    let first = index(
+        &store,
+        &IndexOptions {
+            owner: owner("first"),
+            ..options(first_source.path(), data.path())
+        },
+    )
+    .await
+    .unwrap();
+    let before = store.owner_hashes(&first.graph_id).await.unwrap();
+    let second = index(
+        &store,
+        &IndexOptions {
+            owner: owner("second"),
+            ..options(second_source.path(), data.path())
+        },
+    )
+    .await
+    .unwrap();
+    assert_ne!(first.graph_id, second.graph_id);
+    assert_eq!(store.owner_hashes(&first.graph_id).await.unwrap(), before);
+    let first_names = codectx_graph::query::lookup(
+        &store,
+        &first.graph_id,
+        "second_only",
+        &codectx_graph::query::SYMBOL_KINDS,
+        10,
+    )
+    .await
+    .unwrap();
+    assert!(first_names.matches.is_empty(), "{first_names:?}");
+
+    // An owner that is not an organisation id is refused before anything is written.
+    let refused = index(
+        &store,
+        &IndexOptions {
+            owner: "acme".into(),
+            ..options(first_source.path(), data.path())
+        },
+    )
+    .await
+    .unwrap_err();
+    assert!(refused.to_string().contains("organisation id"), "{refused}");
 }

@@ -55,6 +55,10 @@ async fn neo4j_holds_the_same_graph_as_sqlite() {
             &neo4j,
             &IndexOptions {
                 root: common::fixture(fixture),
+                owner: codectx_core::ids::derive(
+                    codectx_core::ids::prefix::ORGANISATION,
+                    "index-tests",
+                ),
                 name: name.clone(),
                 cache: data.path().join("cache.db"),
                 max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
@@ -80,6 +84,10 @@ async fn neo4j_holds_the_same_graph_as_sqlite() {
             &neo4j,
             &IndexOptions {
                 root: common::fixture(fixture),
+                owner: codectx_core::ids::derive(
+                    codectx_core::ids::prefix::ORGANISATION,
+                    "index-tests",
+                ),
                 name: name.clone(),
                 cache: data.path().join("cache.db"),
                 max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,

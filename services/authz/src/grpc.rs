@@ -52,10 +52,7 @@ impl OwnedCredential {
 
 fn bearer<T>(request: &Request<T>) -> Option<String> {
     let value = request.metadata().get("authorization")?.to_str().ok()?;
-    let token = value
-        .strip_prefix("Bearer ")
-        .or_else(|| value.strip_prefix("bearer "))?;
-    Some(token.trim().to_owned())
+    codectx_core::auth::bearer_token(value).map(str::to_owned)
 }
 
 fn scopes(values: &[i32]) -> Result<Vec<Scope>, Error> {
@@ -460,8 +457,11 @@ impl AuthzService for AuthzHandler {
         let repository = blocking(&self.authority, move |a| {
             let admin = a.admin(bearer.as_deref())?;
             a.require_admin_of(&admin, &message.organisation_id)?;
-            a.store()
-                .create_repository(&message.organisation_id, &message.name, &message.graph_id)
+            a.store().create_repository(
+                &message.organisation_id,
+                &message.name,
+                &message.public_graph,
+            )
         })
         .await?;
         Ok(Response::new(repository_to_proto(repository)))
@@ -561,6 +561,66 @@ impl AuthzService for AuthzHandler {
         })
         .await?;
         Ok(Response::new(grant_to_proto(grant)))
+    }
+
+    async fn register_indexed_graph(
+        &self,
+        request: Request<pb::RegisterIndexedGraphRequest>,
+    ) -> Result<Response<pb::AccessRepository>, Status> {
+        let bearer = bearer(&request);
+        let message = request.into_inner();
+        let repository = blocking(&self.authority, move |a| {
+            let admin = a.admin(bearer.as_deref())?;
+            // The indexing run is the proof that the organisation supplied the source: only
+            // the platform's indexer (a platform admin credential) may say it happened.
+            a.require_platform_admin(&admin)?;
+            let (_, repository) = a
+                .store()
+                .register_indexed_graph(&message.organisation_id, &message.name)?;
+            Ok(repository)
+        })
+        .await?;
+        Ok(Response::new(repository_to_proto(repository)))
+    }
+
+    async fn share_graph(
+        &self,
+        request: Request<pb::ShareGraphRequest>,
+    ) -> Result<Response<pb::PublicGraph>, Status> {
+        let bearer = bearer(&request);
+        let message = request.into_inner();
+        let graph = blocking(&self.authority, move |a| {
+            let admin = a.admin(bearer.as_deref())?;
+            a.require_platform_admin(&admin)?;
+            a.store()
+                .share_graph(&message.repository_id, &message.public_name)
+        })
+        .await?;
+        Ok(Response::new(public_graph_to_proto(graph)))
+    }
+
+    async fn list_public_graphs(
+        &self,
+        request: Request<pb::ListPublicGraphsRequest>,
+    ) -> Result<Response<pb::ListPublicGraphsResponse>, Status> {
+        let bearer = bearer(&request);
+        let graphs = blocking(&self.authority, move |a| {
+            a.admin(bearer.as_deref())?;
+            a.store().list_public_graphs()
+        })
+        .await?;
+        Ok(Response::new(pb::ListPublicGraphsResponse {
+            graphs: graphs.into_iter().map(public_graph_to_proto).collect(),
+        }))
+    }
+}
+
+fn public_graph_to_proto(graph: crate::store::Graph) -> pb::PublicGraph {
+    pb::PublicGraph {
+        public_name: graph.public_name.unwrap_or_default(),
+        graph_id: graph.graph_id,
+        owner_organisation_id: graph.owner_id,
+        indexed_at: graph.indexed_at,
     }
 }
 

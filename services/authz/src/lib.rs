@@ -50,6 +50,9 @@ const CREDENTIAL_RPCS: &[&str] = &[
     "CreateGrant",
     "ListGrants",
     "RevokeGrant",
+    "RegisterIndexedGraph",
+    "ShareGraph",
+    "ListPublicGraphs",
 ];
 
 /// Configuration: defaults, then the TOML file, then `CODECTX_AUTHZ__*`.
@@ -183,10 +186,7 @@ pub fn bootstrap_dev(
     data_dir: &Path,
     api_key: Option<&str>,
 ) -> Result<DevIdentity, Error> {
-    let organisation = match store.organisation_by_name("dev")? {
-        Some(organisation) => organisation,
-        None => store.create_organisation("dev")?,
-    };
+    let organisation = dev_organisation(store)?;
     let subject = match store.subject_by_name(&organisation.id, "dev")? {
         Some(subject) => subject,
         None => store.create_subject(&organisation.id, "dev", store::Role::PlatformAdmin)?,
@@ -227,33 +227,52 @@ fn write_secret_file(path: &Path, secret: &str) -> Result<(), Error> {
     file.sync_all().map_err(error)
 }
 
-/// Ensures an access entry named `name` for `graph_id` in the organisation, granted to
-/// the subject with every scope. Used by `codectx up` for each indexed repository.
-pub fn ensure_repository_access(
+/// Grants the subject every scope on each of its organisation's entries whose graph the
+/// organisation indexed itself. Used by `codectx up` for the development subject, after
+/// local index runs registered their graphs ([`Store::register_indexed_graph`]).
+pub fn grant_indexed_repositories(
     store: &Store,
-    organisation_id: &str,
     subject_id: &str,
-    name: &str,
-    graph_id: &str,
-) -> Result<store::Repository, Error> {
-    let repository = match store.repository_by_name(organisation_id, name)? {
-        Some(repository) if repository.graph_id == graph_id => repository,
-        Some(stale) => {
-            store.delete_repository(&stale.id)?;
-            store.create_repository(organisation_id, name, graph_id)?
-        }
-        None => store.create_repository(organisation_id, name, graph_id)?,
-    };
+) -> Result<Vec<store::Repository>, Error> {
     let subject = store.require_subject(subject_id)?;
-    let has_grant = store.accessible_repositories(&subject)?.iter().any(|a| {
-        a.repository.id == repository.id && Scope::ALL.iter().all(|s| a.scopes.contains(s))
-    });
-    if !has_grant {
-        store.create_grant(
-            &repository.id,
-            &store::Grantee::Subject(subject_id.to_owned()),
-            &Scope::ALL,
-        )?;
+    let granted = store.accessible_repositories(&subject)?;
+    let mut entries = Vec::new();
+    for repository in store.list_repositories(&subject.organisation_id)? {
+        let owned = store
+            .graph(&repository.graph_id)?
+            .is_some_and(|graph| graph.owner_id == subject.organisation_id);
+        if !owned {
+            continue;
+        }
+        let has_grant = granted.iter().any(|a| {
+            a.repository.id == repository.id && Scope::ALL.iter().all(|s| a.scopes.contains(s))
+        });
+        if !has_grant {
+            store.create_grant(
+                &repository.id,
+                &store::Grantee::Subject(subject_id.to_owned()),
+                &Scope::ALL,
+            )?;
+        }
+        entries.push(store.require_repository(&repository.id)?);
     }
-    store.require_repository(&repository.id)
+    Ok(entries)
 }
+
+/// The `dev` organisation of a local data directory, created on first use.
+pub fn dev_organisation(store: &Store) -> Result<store::Organisation, Error> {
+    match store.organisation_by_name(DEV_ORGANISATION)? {
+        Some(organisation) => Ok(organisation),
+        None => match store.create_organisation(DEV_ORGANISATION) {
+            Ok(organisation) => Ok(organisation),
+            // Another process (an index run beside `codectx up`) created it meanwhile.
+            Err(e) if e.kind() == codectx_errors::ErrorKind::AlreadyExists => store
+                .organisation_by_name(DEV_ORGANISATION)?
+                .ok_or_else(|| Error::internal("the dev organisation vanished")),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// Name of the local development organisation.
+pub const DEV_ORGANISATION: &str = "dev";

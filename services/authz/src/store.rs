@@ -12,7 +12,8 @@ use codectx_tenant::Scope;
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
-const SCHEMA_VERSION: i64 = 1;
+/// 2 added `graphs`: the registry of indexed graphs that proves an entry's access.
+const SCHEMA_VERSION: i64 = 2;
 
 /// Prefix of every API key secret, so leaked keys are recognisable by scanners.
 pub const API_KEY_PREFIX: &str = "cxk_";
@@ -64,6 +65,14 @@ CREATE TABLE IF NOT EXISTS repositories (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS repositories_live_name
     ON repositories (tenant_id, name) WHERE deleted_at IS NULL;
+CREATE TABLE IF NOT EXISTS graphs (
+    graph_id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL REFERENCES organisations(id),
+    name TEXT NOT NULL,
+    public_name TEXT UNIQUE,
+    indexed_at INTEGER NOT NULL,
+    UNIQUE (owner_id, name)
+);
 CREATE TABLE IF NOT EXISTS grants (
     id TEXT PRIMARY KEY,
     repository_id TEXT NOT NULL REFERENCES repositories(id),
@@ -140,6 +149,18 @@ pub struct Repository {
     pub name: String,
     pub policy_revision: u64,
     pub created_at: i64,
+}
+
+/// A code graph an indexing run wrote, and who may hold entries for it: its owner (the
+/// organisation that supplied the source) and, once a platform admin shares it under a
+/// public name, every organisation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Graph {
+    pub graph_id: String,
+    pub owner_id: String,
+    pub name: String,
+    pub public_name: Option<String>,
+    pub indexed_at: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -267,6 +288,17 @@ impl Store {
                     .map_err(storage)?;
             }
             Some(v) if v == SCHEMA_VERSION.to_string() => {}
+            // Version 1 had no graph registry: its entries named graph ids that nothing
+            // proved. They stay in place but authorize nothing until their organisation
+            // re-indexes the repository (which registers the graph), see docs/security.md.
+            Some(v) if v == "1" => {
+                connection
+                    .execute(
+                        "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+                        params![SCHEMA_VERSION.to_string()],
+                    )
+                    .map_err(storage)?;
+            }
             Some(v) => {
                 return Err(Error::internal(format!(
                     "access store schema version {v} is not supported by this build (expects {SCHEMA_VERSION})"
@@ -688,14 +720,137 @@ impl Store {
 
     // ---- repositories ---------------------------------------------------------------
 
+    /// Records that an indexing run wrote the owner's graph for `name`, and ensures the
+    /// owner's entry for it. The graph id is derived here from the owner and the name, never
+    /// taken from a request: the only graph an organisation's run can register is its own.
+    /// Only the indexing path (a platform admin credential) calls this.
+    pub fn register_indexed_graph(
+        &self,
+        owner_id: &str,
+        name: &str,
+    ) -> Result<(Graph, Repository), Error> {
+        validate_name("name", name)?;
+        self.require_organisation(owner_id)?;
+        let graph_id = ids::graph_for(owner_id, name);
+        let at = now();
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO graphs (graph_id, owner_id, name, public_name, indexed_at) VALUES (?1, ?2, ?3, NULL, ?4)
+                 ON CONFLICT (graph_id) DO UPDATE SET indexed_at = excluded.indexed_at",
+                params![graph_id, owner_id, name, at],
+            )
+            .map_err(storage)?;
+            Ok(())
+        })?;
+        let graph = self
+            .graph(&graph_id)?
+            .ok_or_else(|| Error::internal("graph vanished while registering"))?;
+        let repository = match self.repository_by_name(owner_id, name)? {
+            Some(existing) if existing.graph_id == graph_id => existing,
+            Some(existing) => {
+                return Err(Error::new(
+                    codectx_errors::ErrorKind::AlreadyExists,
+                    format!(
+                        "the organisation's entry {name:?} ({}) reads a shared public graph; delete or rename it before indexing a repository under that name",
+                        existing.id
+                    ),
+                )
+                .with_field("name"));
+            }
+            None => self.insert_repository(owner_id, name, &graph_id)?,
+        };
+        Ok((graph, repository))
+    }
+
+    pub fn graph(&self, graph_id: &str) -> Result<Option<Graph>, Error> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT graph_id, owner_id, name, public_name, indexed_at FROM graphs WHERE graph_id = ?1",
+                params![graph_id],
+                graph_row,
+            )
+            .optional()
+            .map_err(storage)
+        })
+    }
+
+    /// The graph shared under `public_name`, if any.
+    pub fn public_graph(&self, public_name: &str) -> Result<Option<Graph>, Error> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT graph_id, owner_id, name, public_name, indexed_at FROM graphs WHERE public_name = ?1",
+                params![public_name],
+                graph_row,
+            )
+            .optional()
+            .map_err(storage)
+        })
+    }
+
+    pub fn list_public_graphs(&self) -> Result<Vec<Graph>, Error> {
+        self.with(|c| {
+            let mut statement = c
+                .prepare("SELECT graph_id, owner_id, name, public_name, indexed_at FROM graphs WHERE public_name IS NOT NULL ORDER BY public_name")
+                .map_err(storage)?;
+            let rows = statement.query_map([], graph_row).map_err(storage)?;
+            rows.collect::<Result<_, _>>().map_err(storage)
+        })
+    }
+
+    /// Makes the graph behind `repository_id` (an entry of its owner) public under
+    /// `public_name`: any organisation's admin may then add an entry for it. Platform
+    /// admins only (checked by the caller).
+    pub fn share_graph(&self, repository_id: &str, public_name: &str) -> Result<Graph, Error> {
+        validate_name("public_name", public_name)?;
+        let repository = self.require_repository(repository_id)?;
+        let graph = self.graph(&repository.graph_id)?.filter(|g| g.owner_id == repository.tenant_id).ok_or_else(|| {
+            Error::invalid_argument(
+                "repository_id",
+                format!("entry {repository_id} does not read a graph its organisation indexed; only an owner's indexed graph can be shared"),
+            )
+        })?;
+        self.with(|c| {
+            c.execute(
+                "UPDATE graphs SET public_name = ?2 WHERE graph_id = ?1",
+                params![graph.graph_id, public_name],
+            )
+            .map_err(|e| unique_or(e, format!("a graph is shared as {public_name:?} already")))?;
+            Ok(())
+        })?;
+        self.graph(&graph.graph_id)?
+            .ok_or_else(|| Error::internal("graph vanished while sharing"))
+    }
+
+    /// Adds an entry named `name` to the organisation for the graph shared as
+    /// `public_graph`. Entries for an organisation's own repositories are made by indexing
+    /// them ([`Store::register_indexed_graph`]); no request names a graph id.
     pub fn create_repository(
+        &self,
+        organisation_id: &str,
+        name: &str,
+        public_graph: &str,
+    ) -> Result<Repository, Error> {
+        validate_name("name", name)?;
+        self.require_organisation(organisation_id)?;
+        if public_graph.is_empty() {
+            return Err(Error::invalid_argument(
+                "public_graph",
+                "name a graph a platform admin has shared (list_public_graphs); entries for the organisation's own repositories are created by indexing them (`codectx index PATH --name KEY --org ORG`)",
+            ));
+        }
+        let graph = self.public_graph(public_graph)?.ok_or_else(|| {
+            Error::not_found(format!("no graph is shared as {public_graph:?}"))
+                .with_field("public_graph")
+        })?;
+        self.insert_repository(organisation_id, name, &graph.graph_id)
+    }
+
+    fn insert_repository(
         &self,
         organisation_id: &str,
         name: &str,
         graph_id: &str,
     ) -> Result<Repository, Error> {
-        validate_name("name", name)?;
-        self.require_organisation(organisation_id)?;
         require_id("graph_id", graph_id, prefix::GRAPH)?;
         let repository = Repository {
             id: ids::mint(prefix::REPOSITORY),
@@ -887,12 +1042,16 @@ impl Store {
 
     /// Every live repository entry the subject holds a live grant for (directly or through
     /// a team), within the subject's own organisation, with the union of granted scopes.
+    /// An entry counts only while its graph is registered to the entry's organisation or
+    /// shared publicly: a row that names any other graph authorizes nothing.
     pub fn accessible_repositories(&self, subject: &Subject) -> Result<Vec<Access>, Error> {
         self.with(|c| {
             let mut statement = c
                 .prepare(
                     "SELECT r.id, r.tenant_id, r.graph_id, r.name, r.policy_revision, r.created_at, g.scopes
                      FROM grants g JOIN repositories r ON r.id = g.repository_id
+                     JOIN graphs gr ON gr.graph_id = r.graph_id
+                          AND (gr.owner_id = r.tenant_id OR gr.public_name IS NOT NULL)
                      WHERE g.revoked_at IS NULL AND r.deleted_at IS NULL AND r.tenant_id = ?2
                        AND (g.subject_id = ?1
                             OR g.team_id IN (SELECT team_id FROM team_members WHERE subject_id = ?1))
@@ -965,6 +1124,16 @@ fn repository_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Repository> {
     })
 }
 
+fn graph_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Graph> {
+    Ok(Graph {
+        graph_id: r.get(0)?,
+        owner_id: r.get(1)?,
+        name: r.get(2)?,
+        public_name: r.get(3)?,
+        indexed_at: r.get(4)?,
+    })
+}
+
 fn grant_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
     let subject: Option<String> = r.get(2)?;
     let team: Option<String> = r.get(3)?;
@@ -987,8 +1156,12 @@ fn grant_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Grant> {
 mod tests {
     use super::*;
 
-    fn graph(name: &str) -> String {
-        ids::derive(prefix::GRAPH, name)
+    /// The owner's entry for `name`, as an indexing run leaves it.
+    fn indexed(store: &Store, organisation_id: &str, name: &str) -> Repository {
+        store
+            .register_indexed_graph(organisation_id, name)
+            .unwrap()
+            .1
     }
 
     #[test]
@@ -999,9 +1172,7 @@ mod tests {
             .create_subject(&org.id, "alice", Role::Member)
             .unwrap();
         let team = store.create_team(&org.id, "platform").unwrap();
-        let repository = store
-            .create_repository(&org.id, "acme/api", &graph("acme/api"))
-            .unwrap();
+        let repository = indexed(&store, &org.id, "acme/api");
         store
             .create_grant(
                 &repository.id,
@@ -1035,7 +1206,7 @@ mod tests {
             .unwrap();
         let team = store.create_team(&org.id, "t").unwrap();
         store.set_team_member(&team.id, &alice.id, true).unwrap();
-        let repository = store.create_repository(&org.id, "r", &graph("r")).unwrap();
+        let repository = indexed(&store, &org.id, "r");
         store
             .create_grant(&repository.id, &Grantee::Team(team.id), &[Scope::ReadCode])
             .unwrap();
@@ -1058,7 +1229,7 @@ mod tests {
         let alice = store
             .create_subject(&org.id, "alice", Role::Member)
             .unwrap();
-        let repository = store.create_repository(&org.id, "r", &graph("r")).unwrap();
+        let repository = indexed(&store, &org.id, "r");
         store
             .create_grant(
                 &repository.id,
@@ -1068,7 +1239,9 @@ mod tests {
             .unwrap();
         store.delete_repository(&repository.id).unwrap();
         assert!(store.accessible_repositories(&alice).unwrap().is_empty());
-        assert!(store.create_repository(&org.id, "r", &graph("r")).is_ok());
+        // The name is free again: a re-index registers the graph and makes a new entry.
+        let again = indexed(&store, &org.id, "r");
+        assert_ne!(again.id, repository.id);
     }
 
     #[test]
@@ -1119,8 +1292,103 @@ mod tests {
             .unwrap_err();
         assert_eq!(error.field(), "organisation_id");
         let error = store
-            .create_repository("not-an-id", "r", "gph_x")
+            .create_repository("not-an-id", "r", "shared")
             .unwrap_err();
         assert_eq!(error.kind(), codectx_errors::ErrorKind::InvalidArgument);
+    }
+
+    #[test]
+    fn an_entry_reads_only_its_own_organisations_graph_or_a_public_one() {
+        let store = Store::open_in_memory().unwrap();
+        let victim = store.create_organisation("victim").unwrap();
+        let attacker = store.create_organisation("attacker").unwrap();
+        let mallory = store
+            .create_subject(&attacker.id, "mallory", Role::OrgAdmin)
+            .unwrap();
+        let private = indexed(&store, &victim.id, "payments");
+
+        // No request can name the victim's graph: entries need a public name.
+        let refused = store
+            .create_repository(&attacker.id, "loot", "")
+            .unwrap_err();
+        assert_eq!(refused.field(), "public_graph");
+        let refused = store
+            .create_repository(&attacker.id, "loot", &private.graph_id)
+            .unwrap_err();
+        assert_eq!(refused.kind(), codectx_errors::ErrorKind::NotFound);
+
+        // The attacker indexing the same key writes its own graph, never the victim's.
+        let own = indexed(&store, &attacker.id, "payments");
+        assert_ne!(own.graph_id, private.graph_id);
+
+        // Even a row written straight into the store (a bug, an old schema) authorizes
+        // nothing: the entry must read a graph its organisation owns or a public one.
+        store
+            .insert_repository(&attacker.id, "forged", &private.graph_id)
+            .unwrap();
+        let forged = store
+            .repository_by_name(&attacker.id, "forged")
+            .unwrap()
+            .unwrap();
+        store
+            .create_grant(
+                &forged.id,
+                &Grantee::Subject(mallory.id.clone()),
+                &Scope::ALL,
+            )
+            .unwrap();
+        store
+            .create_grant(&own.id, &Grantee::Subject(mallory.id.clone()), &Scope::ALL)
+            .unwrap();
+        let names: Vec<String> = store
+            .accessible_repositories(&mallory)
+            .unwrap()
+            .into_iter()
+            .map(|a| a.repository.name)
+            .collect();
+        assert_eq!(names, vec!["payments".to_owned()]);
+
+        // A platform admin shares the victim's graph: now any organisation may add it.
+        let shared = store.share_graph(&private.id, "payments-public").unwrap();
+        assert_eq!(shared.public_name.as_deref(), Some("payments-public"));
+        let entry = store
+            .create_repository(&attacker.id, "upstream", "payments-public")
+            .unwrap();
+        assert_eq!(entry.graph_id, private.graph_id);
+        // Only an owner's indexed graph can be shared, and a public name is taken once.
+        assert!(store.share_graph(&entry.id, "again").is_err());
+        let other = indexed(&store, &attacker.id, "web");
+        let taken = store.share_graph(&other.id, "payments-public").unwrap_err();
+        assert_eq!(taken.kind(), codectx_errors::ErrorKind::AlreadyExists);
+    }
+
+    #[test]
+    fn version_one_stores_open_and_their_unproven_entries_authorize_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("access.db");
+        let (alice, graph) = {
+            let store = Store::open(&path).unwrap();
+            let org = store.create_organisation("acme").unwrap();
+            let alice = store
+                .create_subject(&org.id, "alice", Role::Member)
+                .unwrap();
+            let graph = ids::derive(prefix::GRAPH, "acme/api");
+            let entry = store
+                .insert_repository(&org.id, "acme/api", &graph)
+                .unwrap();
+            store
+                .create_grant(&entry.id, &Grantee::Subject(alice.id.clone()), &Scope::ALL)
+                .unwrap();
+            store
+                .with(|c| {
+                    c.execute_batch("DROP TABLE graphs; UPDATE meta SET value = '1' WHERE key = 'schema_version';")
+                        .map_err(storage)
+                })
+                .unwrap();
+            (alice, graph)
+        };
+        let store = Store::open(&path).unwrap();
+        assert!(store.accessible_repositories(&alice).unwrap().is_empty());
+        assert!(store.graph(&graph).unwrap().is_none());
     }
 }

@@ -116,14 +116,27 @@ pub enum KeyCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum RepoCommand {
+    /// Adds an entry for a publicly shared graph. Entries for an organisation's own
+    /// repositories are made by indexing them (`codectx index PATH --name KEY --org ORG`).
     Create {
+        /// The organisation that gets the entry (id).
         #[arg(long)]
         org: String,
+        /// The entry's name, as agents will pass it as `repository`.
         name: String,
-        /// The shared code graph's id (`gph_<32 hex>`, as `codectx index` prints it).
+        /// The public name a platform admin shared the graph under (`repo public`).
         #[arg(long)]
-        graph: String,
+        public: String,
     },
+    /// Makes the graph behind an owner's entry public under a name (platform admins only).
+    Share {
+        /// The owner's entry id (`repo_...`).
+        repository: String,
+        /// The name other organisations pass to `repo create --public`.
+        public_name: String,
+    },
+    /// Lists the publicly shared graphs.
+    Public,
     List {
         #[arg(long)]
         org: String,
@@ -392,7 +405,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                 .await?;
             println!("{}\trevoked", k.id);
         }
-        AdminCommand::Repo(RepoCommand::Create { org, name, graph }) => {
+        AdminCommand::Repo(RepoCommand::Create { org, name, public }) => {
             print_repository(
                 &client
                     .create_repository(
@@ -400,11 +413,38 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                         pb::CreateRepositoryRequest {
                             organisation_id: org,
                             name,
-                            graph_id: graph,
+                            public_graph: public,
                         },
                     )
                     .await?,
             );
+        }
+        AdminCommand::Repo(RepoCommand::Share {
+            repository,
+            public_name,
+        }) => {
+            let graph = client
+                .share_graph(
+                    key,
+                    pb::ShareGraphRequest {
+                        repository_id: repository,
+                        public_name,
+                    },
+                )
+                .await?;
+            println!("{}	{}", graph.public_name, graph.graph_id);
+        }
+        AdminCommand::Repo(RepoCommand::Public) => {
+            for graph in client
+                .list_public_graphs(key, pb::ListPublicGraphsRequest {})
+                .await?
+                .graphs
+            {
+                println!(
+                    "{}	{}	owner={}",
+                    graph.public_name, graph.graph_id, graph.owner_organisation_id
+                );
+            }
         }
         AdminCommand::Repo(RepoCommand::List { org }) => {
             for r in client

@@ -1,4 +1,6 @@
-//! `codectx index`: index a repository into the embedded SQLite graph or into Neo4j.
+//! `codectx index`: index a repository into the embedded SQLite graph or into Neo4j, for
+//! the organisation that supplied it, and register the graph with authz (the only way an
+//! organisation obtains an entry for its own repository; docs/security.md).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,9 +16,21 @@ use codectx_index::{IndexOptions, IndexReport};
 pub struct IndexArgs {
     /// The repository checkout to index.
     pub path: PathBuf,
-    /// The repository key agents use as `repository` (e.g. `gin`, `acme/api`).
+    /// The repository key agents use as `repository` (e.g. `gin`, `acme/api`); names are
+    /// per organisation.
     #[arg(long)]
     pub name: String,
+    /// The organisation that supplied the source (name or id): the graph belongs to it.
+    /// Default: the data directory's development organisation (`dev`).
+    #[arg(long)]
+    pub org: Option<String>,
+    /// Register the graph with this authz (e.g. `http://authz:50051`) instead of the access
+    /// store under `--data`; the platform admin key comes from `--api-key-env`.
+    #[arg(long)]
+    pub authz: Option<String>,
+    /// Name of the environment variable holding a platform admin API key (with `--authz`).
+    #[arg(long, default_value = "CODECTX_API_KEY", requires = "authz")]
+    pub api_key_env: String,
     /// Data directory: the embedded graph (`graph.db`) and the index cache live here.
     #[arg(long, default_value = ".codectx")]
     pub data: PathBuf,
@@ -46,6 +60,9 @@ impl IndexArgs {
             path,
             name,
             data,
+            org: None,
+            authz: None,
+            api_key_env: String::new(),
             neo4j: None,
             neo4j_user: String::new(),
             neo4j_password_env: String::new(),
@@ -71,12 +88,119 @@ pub async fn open_store(args: &IndexArgs) -> Result<Arc<dyn GraphStore>, Error> 
     }
 }
 
-/// Indexes and returns the report.
+/// Where the graph is registered once written.
+enum Registry {
+    Local(codectx_authz::Store),
+    Remote {
+        client: codectx_clients::AuthzClient,
+        api_key: String,
+    },
+}
+
+impl Registry {
+    fn open(args: &IndexArgs) -> Result<Registry, Error> {
+        match &args.authz {
+            Some(endpoint) => {
+                let api_key = std::env::var(&args.api_key_env).map_err(|_| {
+                    Error::invalid_argument(
+                        "api-key-env",
+                        format!(
+                            "--authz needs a platform admin API key in ${}, which is not set",
+                            args.api_key_env
+                        ),
+                    )
+                })?;
+                let client = codectx_clients::AuthzClient::connect(
+                    &codectx_clients::PeerConfig::single(endpoint.clone()),
+                )
+                .map_err(|e| {
+                    Error::invalid_argument("authz", format!("--authz {endpoint}: {e}"))
+                })?;
+                Ok(Registry::Remote { client, api_key })
+            }
+            None => Ok(Registry::Local(codectx_authz::Store::open(
+                &args.data.join("authz").join("access.db"),
+            )?)),
+        }
+    }
+
+    /// The id of the organisation `--org` names (an id or a name), or the local `dev` one.
+    async fn owner(&self, org: Option<&str>) -> Result<String, Error> {
+        let not_found = |org: &str| {
+            Error::not_found(format!(
+                "--org {org}: no organisation with that name or id (create it with `codectx admin org create`)"
+            ))
+            .with_field("org")
+        };
+        match self {
+            Registry::Local(store) => match org {
+                None => Ok(codectx_authz::dev_organisation(store)?.id),
+                Some(org) => {
+                    if let Some(found) = store.organisation_by_name(org)? {
+                        return Ok(found.id);
+                    }
+                    if codectx_core::ids::has_prefix(org, codectx_core::ids::prefix::ORGANISATION)
+                        && let Some(found) = store.organisation(org)?
+                    {
+                        return Ok(found.id);
+                    }
+                    Err(not_found(org))
+                }
+            },
+            Registry::Remote { client, api_key } => {
+                let org = org.ok_or_else(|| {
+                    Error::invalid_argument(
+                        "org",
+                        "--authz needs --org: the organisation that supplied the source",
+                    )
+                })?;
+                let organisations = client
+                    .list_organisations(
+                        api_key,
+                        codectx_proto::authz::v1::ListOrganisationsRequest {},
+                    )
+                    .await?
+                    .organisations;
+                organisations
+                    .into_iter()
+                    .find(|o| o.id == org || o.name == org)
+                    .map(|o| o.id)
+                    .ok_or_else(|| not_found(org))
+            }
+        }
+    }
+
+    async fn register(&self, owner: &str, name: &str) -> Result<(), Error> {
+        match self {
+            Registry::Local(store) => {
+                store.register_indexed_graph(owner, name)?;
+            }
+            Registry::Remote { client, api_key } => {
+                client
+                    .register_indexed_graph(
+                        api_key,
+                        codectx_proto::authz::v1::RegisterIndexedGraphRequest {
+                            organisation_id: owner.to_owned(),
+                            name: name.to_owned(),
+                        },
+                    )
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Indexes for the owning organisation, registers the graph with authz, and returns the
+/// report.
 pub async fn run(args: &IndexArgs, store: &dyn GraphStore) -> Result<IndexReport, Error> {
-    codectx_index::index(
+    let registry = Registry::open(args)?;
+    let owner = registry.owner(args.org.as_deref()).await?;
+    let report = codectx_index::index(
         store,
         &IndexOptions {
             root: args.path.clone(),
+            owner: owner.clone(),
             name: args.name.clone(),
             cache: args.data.join("index-cache.db"),
             max_file_bytes: args.max_file_bytes,
@@ -84,7 +208,9 @@ pub async fn run(args: &IndexArgs, store: &dyn GraphStore) -> Result<IndexReport
             threads: args.threads,
         },
     )
-    .await
+    .await?;
+    registry.register(&owner, &args.name).await?;
+    Ok(report)
 }
 
 /// The one-paragraph summary printed after a run.

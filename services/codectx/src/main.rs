@@ -241,14 +241,18 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         );
     }
     println!();
-    let repositories = stack.graph_store.repositories().await?;
-    if !repositories.is_empty() {
-        println!("indexed repositories (pass the name as `repository`):");
-        for repository in &repositories {
-            println!(
-                "  {:<18} {} ({})",
-                repository.name, repository.root, repository.graph_id
-            );
+    let entries = stack
+        .authority
+        .store()
+        .list_repositories(&stack.dev.organisation.id)?;
+    if !entries.is_empty() {
+        println!("the dev organisation's repositories (pass the name as `repository`):");
+        for entry in &entries {
+            let root = match stack.graph_store.repository(&entry.graph_id).await? {
+                Some(graph) => graph.root,
+                None => "(not in this data directory's graph)".into(),
+            };
+            println!("  {:<18} {root} ({})", entry.name, entry.graph_id);
         }
         println!();
     }

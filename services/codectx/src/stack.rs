@@ -170,19 +170,12 @@ impl Stack {
             options.dev_api_key.as_deref(),
         )?;
 
-        // The embedded graph store; repositories indexed into it get access entries for
-        // the development subject.
+        // The embedded graph store. The development subject reads what the development
+        // organisation indexed (index runs registered those graphs with authz); graphs other
+        // organisations indexed into the same store stay theirs.
         let graph_store: Arc<dyn Store> =
             Arc::new(SqliteGraphStore::open(&options.data_dir.join("graph.db"))?);
-        for repository in graph_store.repositories().await? {
-            codectx_authz::ensure_repository_access(
-                authority.store(),
-                &dev.organisation.id,
-                &dev.subject.id,
-                &repository.name,
-                &repository.graph_id,
-            )?;
-        }
+        codectx_authz::grant_indexed_repositories(authority.store(), &dev.subject.id)?;
 
         let (stop, stop_rx) = watch::channel(false);
         let stopped = move || {

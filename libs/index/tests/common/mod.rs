@@ -34,6 +34,10 @@ pub async fn index_path(root: &Path, name: &str) -> Indexed {
         &store,
         &IndexOptions {
             root: root.to_path_buf(),
+            owner: codectx_core::ids::derive(
+                codectx_core::ids::prefix::ORGANISATION,
+                "index-tests",
+            ),
             name: name.into(),
             cache: dir.path().join("cache.db"),
             max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,

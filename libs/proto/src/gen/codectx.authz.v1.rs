@@ -245,8 +245,44 @@ pub struct CreateRepositoryRequest {
     pub organisation_id: ::prost::alloc::string::String,
     #[prost(string, tag = "2")]
     pub name: ::prost::alloc::string::String,
-    #[prost(string, tag = "3")]
+    /// The public name of a shared graph (ListPublicGraphs).
+    #[prost(string, tag = "4")]
+    pub public_graph: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RegisterIndexedGraphRequest {
+    /// The organisation that supplied the indexed source.
+    #[prost(string, tag = "1")]
+    pub organisation_id: ::prost::alloc::string::String,
+    /// The repository key the indexing run used (`codectx index --name`).
+    #[prost(string, tag = "2")]
+    pub name: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ShareGraphRequest {
+    /// An entry of the graph's owner.
+    #[prost(string, tag = "1")]
+    pub repository_id: ::prost::alloc::string::String,
+    #[prost(string, tag = "2")]
+    pub public_name: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct PublicGraph {
+    #[prost(string, tag = "1")]
+    pub public_name: ::prost::alloc::string::String,
+    #[prost(string, tag = "2")]
     pub graph_id: ::prost::alloc::string::String,
+    #[prost(string, tag = "3")]
+    pub owner_organisation_id: ::prost::alloc::string::String,
+    #[prost(int64, tag = "4")]
+    pub indexed_at: i64,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListPublicGraphsRequest {}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ListPublicGraphsResponse {
+    #[prost(message, repeated, tag = "1")]
+    pub graphs: ::prost::alloc::vec::Vec<PublicGraph>,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ListRepositoriesRequest {
@@ -889,6 +925,8 @@ pub mod authz_service_client {
                 );
             self.inner.unary(req, path, codec).await
         }
+        /// Adds an entry for a graph a platform admin has shared (public_graph). Entries for an
+        /// organisation's own repositories come only from indexing them (RegisterIndexedGraph).
         pub async fn create_repository(
             &mut self,
             request: impl tonic::IntoRequest<super::CreateRepositoryRequest>,
@@ -1033,6 +1071,88 @@ pub mod authz_service_client {
                 .insert(GrpcMethod::new("codectx.authz.v1.AuthzService", "RevokeGrant"));
             self.inner.unary(req, path, codec).await
         }
+        /// Called by the indexing run (platform admin credential) after it wrote an
+        /// organisation's graph: records the graph and ensures the owner's entry for it. The
+        /// graph id is derived by authz from the organisation and the name, never sent.
+        pub async fn register_indexed_graph(
+            &mut self,
+            request: impl tonic::IntoRequest<super::RegisterIndexedGraphRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::AccessRepository>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/codectx.authz.v1.AuthzService/RegisterIndexedGraph",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "codectx.authz.v1.AuthzService",
+                        "RegisterIndexedGraph",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// Platform admin: makes the graph behind an owner's entry public under a name that any
+        /// organisation's admin may then pass to CreateRepository.
+        pub async fn share_graph(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ShareGraphRequest>,
+        ) -> std::result::Result<tonic::Response<super::PublicGraph>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/codectx.authz.v1.AuthzService/ShareGraph",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("codectx.authz.v1.AuthzService", "ShareGraph"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// Graphs shared publicly (any admin).
+        pub async fn list_public_graphs(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ListPublicGraphsRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListPublicGraphsResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/codectx.authz.v1.AuthzService/ListPublicGraphs",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("codectx.authz.v1.AuthzService", "ListPublicGraphs"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -1155,6 +1275,8 @@ pub mod authz_service_server {
             &self,
             request: tonic::Request<super::RevokeApiKeyRequest>,
         ) -> std::result::Result<tonic::Response<super::ApiKey>, tonic::Status>;
+        /// Adds an entry for a graph a platform admin has shared (public_graph). Entries for an
+        /// organisation's own repositories come only from indexing them (RegisterIndexedGraph).
         async fn create_repository(
             &self,
             request: tonic::Request<super::CreateRepositoryRequest>,
@@ -1191,6 +1313,30 @@ pub mod authz_service_server {
             &self,
             request: tonic::Request<super::RevokeGrantRequest>,
         ) -> std::result::Result<tonic::Response<super::Grant>, tonic::Status>;
+        /// Called by the indexing run (platform admin credential) after it wrote an
+        /// organisation's graph: records the graph and ensures the owner's entry for it. The
+        /// graph id is derived by authz from the organisation and the name, never sent.
+        async fn register_indexed_graph(
+            &self,
+            request: tonic::Request<super::RegisterIndexedGraphRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::AccessRepository>,
+            tonic::Status,
+        >;
+        /// Platform admin: makes the graph behind an owner's entry public under a name that any
+        /// organisation's admin may then pass to CreateRepository.
+        async fn share_graph(
+            &self,
+            request: tonic::Request<super::ShareGraphRequest>,
+        ) -> std::result::Result<tonic::Response<super::PublicGraph>, tonic::Status>;
+        /// Graphs shared publicly (any admin).
+        async fn list_public_graphs(
+            &self,
+            request: tonic::Request<super::ListPublicGraphsRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListPublicGraphsResponse>,
+            tonic::Status,
+        >;
     }
     /// Authentication, access policy and the minting of signed tenant contexts.
     ///
@@ -2313,6 +2459,143 @@ pub mod authz_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = RevokeGrantSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/codectx.authz.v1.AuthzService/RegisterIndexedGraph" => {
+                    #[allow(non_camel_case_types)]
+                    struct RegisterIndexedGraphSvc<T: AuthzService>(pub Arc<T>);
+                    impl<
+                        T: AuthzService,
+                    > tonic::server::UnaryService<super::RegisterIndexedGraphRequest>
+                    for RegisterIndexedGraphSvc<T> {
+                        type Response = super::AccessRepository;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::RegisterIndexedGraphRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as AuthzService>::register_indexed_graph(&inner, request)
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = RegisterIndexedGraphSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/codectx.authz.v1.AuthzService/ShareGraph" => {
+                    #[allow(non_camel_case_types)]
+                    struct ShareGraphSvc<T: AuthzService>(pub Arc<T>);
+                    impl<
+                        T: AuthzService,
+                    > tonic::server::UnaryService<super::ShareGraphRequest>
+                    for ShareGraphSvc<T> {
+                        type Response = super::PublicGraph;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ShareGraphRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as AuthzService>::share_graph(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ShareGraphSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/codectx.authz.v1.AuthzService/ListPublicGraphs" => {
+                    #[allow(non_camel_case_types)]
+                    struct ListPublicGraphsSvc<T: AuthzService>(pub Arc<T>);
+                    impl<
+                        T: AuthzService,
+                    > tonic::server::UnaryService<super::ListPublicGraphsRequest>
+                    for ListPublicGraphsSvc<T> {
+                        type Response = super::ListPublicGraphsResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ListPublicGraphsRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as AuthzService>::list_public_graphs(&inner, request)
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ListPublicGraphsSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
