@@ -6,6 +6,7 @@ Run by tests/tests/mcp.rs against a running stack indexed with tests/fixtures/go
   mcp_e2e.py tools --transport http --url URL --mode auto|legacy --key A --key-b B
   mcp_e2e.py tools --transport stdio --codectx BIN --data DIR --mode ... --key A --key-b B
   mcp_e2e.py probe --url URL --key K --expect 200|401
+  mcp_e2e.py sessions --url URL --key A --key-b B
 
 Every failed check raises; the exit status is what the Rust test asserts.
 """
@@ -201,9 +202,74 @@ def probe(args: argparse.Namespace) -> None:
     expect(response.status_code == args.expect, f"HTTP {response.status_code}, expected {args.expect}", response.text)
 
 
+def sessions(args: argparse.Namespace) -> None:
+    """A session answers only the subject and key that created it (raw HTTP, as an
+    attacker would send it): another key's GET stream, resume and DELETE get exactly the
+    answer an unknown session gets, and the owner's session keeps working."""
+    accept = "application/json, text/event-stream"
+    version = "2025-11-25"
+
+    def headers(key: str, session: str | None = None, scheme: str = "Bearer", **extra: str) -> dict:
+        h = {"Authorization": f"{scheme} {key}", "Accept": accept, "MCP-Protocol-Version": version}
+        if session is not None:
+            h["Mcp-Session-Id"] = session
+        h.update(extra)
+        return h
+
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "owner", "version": "1"}},
+    }
+    with httpx2.Client(timeout=10) as http:
+        created = http.post(args.url, json=initialize, headers=headers(args.key))
+        expect(created.status_code == 200, "initialize", created.text)
+        session = created.headers.get("mcp-session-id")
+        expect(bool(session), "the initialize response names a session", dict(created.headers))
+        done = http.post(
+            args.url,
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            headers=headers(args.key, session),
+        )
+        expect(done.status_code in (200, 202), "initialized notification", done.text)
+
+        unknown = http.get(args.url, headers=headers(args.key_b, "no-such-session"))
+        expect(unknown.status_code == 404, "an unknown session is 404", unknown.text)
+        attempts = [
+            ("GET stream", lambda: http.get(args.url, headers=headers(args.key_b, session))),
+            ("resume", lambda: http.get(args.url, headers=headers(args.key_b, session, **{"Last-Event-ID": "0"}))),
+            ("POST", lambda: http.post(args.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers(args.key_b, session))),
+            ("DELETE", lambda: http.delete(args.url, headers=headers(args.key_b, session))),
+        ]
+        for name, attempt in attempts:
+            answer = attempt()
+            expect(
+                (answer.status_code, answer.text) == (unknown.status_code, unknown.text),
+                f"another key's {name} on the session answers as an unknown session",
+                (answer.status_code, answer.text),
+            )
+
+        # The owner's session is intact (and the scheme is case-insensitive, RFC 9110).
+        listed = http.post(
+            args.url,
+            json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+            headers=headers(args.key, session, scheme="BEARER"),
+        )
+        expect(listed.status_code == 200 and "minimal_context" in listed.text, "the owner lists tools", listed.text)
+        ended = http.delete(args.url, headers=headers(args.key, session))
+        expect(ended.status_code in (200, 202, 204), "the owner ends its session", ended.text)
+        gone = http.post(
+            args.url,
+            json={"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
+            headers=headers(args.key, session),
+        )
+        expect(gone.status_code == 404, "an ended session is 404", gone.text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["tools", "probe"])
+    parser.add_argument("command", choices=["tools", "probe", "sessions"])
     parser.add_argument("--transport", choices=["http", "stdio"], default="http")
     parser.add_argument("--url")
     parser.add_argument("--codectx")
@@ -216,6 +282,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "probe":
         probe(args)
+    elif args.command == "sessions":
+        sessions(args)
     else:
         asyncio.run(tools(args))
     print(f"mcp_e2e: {args.command} {args.transport} {args.mode}: ok", file=sys.stderr)

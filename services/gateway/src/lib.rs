@@ -6,6 +6,7 @@
 //! compression statistics answer UNIMPLEMENTED until the compression issue.
 
 pub mod mcp;
+pub mod sessions;
 
 use std::sync::Arc;
 
@@ -59,6 +60,12 @@ pub struct HttpConfig {
     /// `Host` values accepted on `/mcp` (DNS-rebinding protection). Empty: loopback
     /// only. Set the public host names in a cluster.
     pub allowed_hosts: Vec<String>,
+    /// MCP sessions one API key may hold at once (a new one past it answers 429).
+    pub max_sessions_per_key: usize,
+    /// MCP sessions the gateway holds at once (a new one past it answers 503).
+    pub max_sessions: usize,
+    /// A session unused for this long ends (its id then answers 404).
+    pub session_idle_seconds: u64,
 }
 
 /// The `[peers]` section.
@@ -87,6 +94,9 @@ impl Default for HttpConfig {
             listen: DEFAULT_HTTP_LISTEN.into(),
             allowed_origins: vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()],
             allowed_hosts: Vec::new(),
+            max_sessions_per_key: 64,
+            max_sessions: 4_096,
+            session_idle_seconds: 300,
         }
     }
 }
@@ -153,24 +163,45 @@ fn http_router(tools: mcp::Tools, config: &HttpConfig) -> axum::Router {
     if !config.allowed_hosts.is_empty() {
         mcp_config = mcp_config.with_allowed_hosts(config.allowed_hosts.clone());
     }
-    let authz = tools.authz.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(tools.clone()),
-        Arc::new(LocalSessionManager::default()),
-        mcp_config,
+    let idle = std::time::Duration::from_secs(config.session_idle_seconds.max(1));
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(idle);
+    let manager = Arc::new(manager);
+    let sessions = sessions::Sessions::new(
+        manager.clone(),
+        sessions::SessionLimits {
+            per_key: config.max_sessions_per_key.max(1),
+            total: config.max_sessions.max(1),
+            idle,
+        },
     );
+    // The reaper lives as long as the runtime; it holds only the bindings.
+    sessions.spawn_reaper(idle.min(std::time::Duration::from_secs(30)));
+    let edge = Edge {
+        authz: tools.authz.clone(),
+        sessions,
+    };
+    let service = StreamableHttpService::new(move || Ok(tools.clone()), manager, mcp_config);
     let mcp = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(authz, require_api_key));
+        .layer(axum::middleware::from_fn_with_state(edge, guard_mcp));
     axum::Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .merge(mcp)
 }
 
-/// Refuses `/mcp` requests without a valid API key with 401, before any MCP work. The key
-/// is checked on every request, so a revoked key fails on its next call.
-async fn require_api_key(
-    axum::extract::State(authz): axum::extract::State<AuthzClient>,
+/// What the `/mcp` guard needs: authz to check keys, and the session bindings.
+#[derive(Clone)]
+struct Edge {
+    authz: AuthzClient,
+    sessions: sessions::Sessions,
+}
+
+/// Guards `/mcp`: a valid API key before any MCP work (401 otherwise; checked on every
+/// request, so a revoked key fails on its next call), and sessions bound to the subject
+/// and key that created them (a foreign session id answers exactly as an unknown one).
+async fn guard_mcp(
+    axum::extract::State(edge): axum::extract::State<Edge>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
@@ -190,25 +221,82 @@ async fn require_api_key(
             "send the API key as Authorization: Bearer <key>".into(),
         );
     };
-    match authz
+    let subject = match edge
+        .authz
         .authenticate(codectx_proto::authz::v1::AuthenticateRequest {
             credential: Some(api_key_credential(&key)),
         })
         .await
     {
-        Ok(_) => next.run(request).await,
+        Ok(response) => response.subject.map(|s| s.id).unwrap_or_default(),
         Err(error) if error.kind() == codectx_errors::ErrorKind::Unauthenticated => {
-            refuse(StatusCode::UNAUTHORIZED, error.message().to_owned())
+            return refuse(StatusCode::UNAUTHORIZED, error.message().to_owned());
         }
         Err(error) => {
             tracing::warn!(%error, "authz unavailable while checking an API key");
-            (
+            return (
                 StatusCode::SERVICE_UNAVAILABLE,
                 axum::Json(serde_json::json!({"error": "unavailable", "message": "authz is not reachable; retry"})),
             )
-                .into_response()
+                .into_response();
+        }
+    };
+    let principal = sessions::Principal::new(&subject, &key);
+    let session_id = request
+        .headers()
+        .get(sessions::SESSION_HEADER)
+        .map(|value| value.to_str().unwrap_or_default().to_owned());
+    match session_id {
+        Some(session_id) => {
+            if !edge.sessions.check(&session_id, &principal) {
+                return unknown_session();
+            }
+            let ending = request.method() == axum::http::Method::DELETE;
+            let response = next.run(request).await;
+            if ending && response.status().is_success() {
+                edge.sessions.unbind(&session_id);
+            }
+            response
+        }
+        None => {
+            let reservation = match edge.sessions.reserve(&principal) {
+                Ok(reservation) => reservation,
+                Err(refusal) => {
+                    let status = match refusal {
+                        sessions::SessionRefusal::PerKey { .. } => StatusCode::TOO_MANY_REQUESTS,
+                        sessions::SessionRefusal::Total { .. } => StatusCode::SERVICE_UNAVAILABLE,
+                    };
+                    return (
+                        status,
+                        axum::Json(serde_json::json!({
+                            "error": "too_many_sessions",
+                            "message": refusal.message(edge.sessions.limits().idle),
+                        })),
+                    )
+                        .into_response();
+                }
+            };
+            let response = next.run(request).await;
+            match response
+                .headers()
+                .get(sessions::SESSION_HEADER)
+                .and_then(|value| value.to_str().ok())
+            {
+                Some(created) => edge.sessions.bind(reservation, created),
+                None => edge.sessions.abandon(reservation),
+            }
+            response
         }
     }
+}
+
+/// The answer to a session id that is unknown, expired or another principal's: the same
+/// status and body rmcp gives an unknown session, so the two cannot be told apart.
+fn unknown_session() -> axum::response::Response {
+    let mut response =
+        axum::response::Response::new(axum::body::Body::from(sessions::UNKNOWN_SESSION_BODY));
+    *response.status_mut() = axum::http::StatusCode::NOT_FOUND;
+    response
 }
 
 /// Serves the agent-facing HTTP router until `shutdown` resolves.
