@@ -136,6 +136,11 @@ pub struct Removable {
 /// Packs `answer` under `max_tokens`: drops the last elements of the removable arrays,
 /// lowest priority first, recording each omission in `answer["omitted"]`. Fails with
 /// `budget_exceeded` when even the answer without every removable detail does not fit.
+///
+/// Linear in the answer's size: each element's serialized length is measured once, and
+/// each round drops as many elements as the measured excess needs before serializing
+/// again (a few rounds: the omission list and the token field change length too). The
+/// result is the one dropping elements one by one would reach.
 pub fn pack(
     mut answer: Value,
     max_tokens: u32,
@@ -143,50 +148,91 @@ pub fn pack(
 ) -> Result<(String, u32), Error> {
     let mut order: Vec<&Removable> = removable.iter().collect();
     order.sort_by_key(|r| r.priority);
-    let mut omitted: Vec<(String, usize)> = Vec::new();
-    loop {
-        let mut candidate = answer.clone();
-        if !omitted.is_empty() {
-            let list: Vec<Value> = omitted
-                .iter()
-                .map(|(what, count)| serde_json::json!({"what": what, "count": count, "reason": "budget"}))
-                .collect();
-            let existing = candidate
-                .get("omitted")
-                .and_then(|o| o.as_array())
-                .cloned()
-                .unwrap_or_default();
-            candidate["omitted"] = Value::Array(existing.into_iter().chain(list).collect());
-        }
-        let (text, tokens) = finalize(candidate);
-        if tokens <= max_tokens {
-            return Ok((text, tokens));
-        }
-        // Remove one element from the lowest-priority non-empty array.
-        let Some(target) = order.iter().find(|r| {
+    // Serialized length of each element (plus its separator), per removable array.
+    let mut lengths: Vec<Vec<usize>> = order
+        .iter()
+        .map(|r| {
             answer
                 .pointer(&r.pointer)
                 .and_then(|v| v.as_array())
-                .is_some_and(|a| !a.is_empty())
-        }) else {
+                .map(|items| items.iter().map(|item| json_len(item) + 1).collect())
+                .unwrap_or_default()
+        })
+        .collect();
+    let existing_omitted = answer
+        .get("omitted")
+        .and_then(|o| o.as_array())
+        .cloned()
+        .unwrap_or_default();
+    let budget_bytes = max_tokens as usize * 4;
+    let mut omitted: Vec<(String, usize)> = Vec::new();
+    loop {
+        if !omitted.is_empty() {
+            let list = omitted.iter().map(|(what, count)| {
+                serde_json::json!({"what": what, "count": count, "reason": "budget"})
+            });
+            answer["omitted"] =
+                Value::Array(existing_omitted.iter().cloned().chain(list).collect());
+        }
+        let (text, tokens) = finalize(answer.clone());
+        if tokens <= max_tokens {
+            return Ok((text, tokens));
+        }
+        // Drop, lowest priority first, at least one element and as many as the excess
+        // bytes need; ceil(bytes / 4) <= max_tokens exactly when bytes <= 4 * max_tokens.
+        let mut excess = text.len().saturating_sub(budget_bytes).max(1);
+        let mut dropped_any = false;
+        for (index, target) in order.iter().enumerate() {
+            if excess == 0 {
+                break;
+            }
+            let Some(array) = answer
+                .pointer_mut(&target.pointer)
+                .and_then(|v| v.as_array_mut())
+            else {
+                continue;
+            };
+            let mut dropped = 0usize;
+            while excess > 0 && !array.is_empty() {
+                array.pop();
+                let length = lengths[index].pop().unwrap_or(1);
+                excess = excess.saturating_sub(length);
+                dropped += 1;
+            }
+            if dropped > 0 {
+                dropped_any = true;
+                match omitted.iter_mut().find(|(what, _)| *what == target.what) {
+                    Some((_, count)) => *count += dropped,
+                    None => omitted.push((target.what.clone(), dropped)),
+                }
+            }
+        }
+        if !dropped_any {
             return Err(Error::new(
                 ErrorKind::LimitExceeded,
                 format!("the smallest answer needs {tokens} tokens; max_tokens is {max_tokens}: raise max_tokens"),
             )
             .with_reason("budget_exceeded")
             .with_field("max_tokens"));
-        };
-        if let Some(array) = answer
-            .pointer_mut(&target.pointer)
-            .and_then(|v| v.as_array_mut())
-        {
-            array.pop();
-        }
-        match omitted.iter_mut().find(|(what, _)| *what == target.what) {
-            Some((_, count)) => *count += 1,
-            None => omitted.push((target.what.clone(), 1)),
         }
     }
+}
+
+/// Bytes of `value` serialized as compact JSON, without allocating the text.
+fn json_len(value: &Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
 }
 
 #[cfg(test)]
@@ -271,5 +317,97 @@ mod tests {
         let error = pack(answer, 256, &[]).unwrap_err();
         assert_eq!(error.reason(), "budget_exceeded");
         assert!(error.message().contains("raise max_tokens"));
+    }
+
+    /// The one-element-at-a-time packer this replaced: the reference for the result.
+    fn pack_one_by_one(
+        mut answer: Value,
+        max_tokens: u32,
+        removable: &[Removable],
+    ) -> Option<String> {
+        let mut order: Vec<&Removable> = removable.iter().collect();
+        order.sort_by_key(|r| r.priority);
+        let mut omitted: Vec<(String, usize)> = Vec::new();
+        loop {
+            let mut candidate = answer.clone();
+            if !omitted.is_empty() {
+                let list: Vec<Value> = omitted
+                    .iter()
+                    .map(|(what, count)| json!({"what": what, "count": count, "reason": "budget"}))
+                    .collect();
+                let existing = candidate["omitted"].as_array().cloned().unwrap_or_default();
+                candidate["omitted"] = Value::Array(existing.into_iter().chain(list).collect());
+            }
+            let (text, tokens) = finalize(candidate);
+            if tokens <= max_tokens {
+                return Some(text);
+            }
+            let target = order.iter().find(|r| {
+                answer
+                    .pointer(&r.pointer)
+                    .and_then(|v| v.as_array())
+                    .is_some_and(|a| !a.is_empty())
+            })?;
+            answer
+                .pointer_mut(&target.pointer)
+                .and_then(|v| v.as_array_mut())?
+                .pop();
+            match omitted.iter_mut().find(|(what, _)| *what == target.what) {
+                Some((_, count)) => *count += 1,
+                None => omitted.push((target.what.clone(), 1)),
+            }
+        }
+    }
+
+    #[test]
+    fn packing_matches_dropping_one_element_at_a_time() {
+        for budget in [256, 300, 420, 700, 1_000, 2_000, 5_000] {
+            for width in [1usize, 7, 40] {
+                let answer = json!({
+                    "status": "ok",
+                    "entries": [{"name": "Serve",
+                                 "callers": (0..60).map(|i| "c".repeat(i % width + 3)).collect::<Vec<_>>(),
+                                 "tests": (0..60).map(|i| json!({"n": i, "t": "t".repeat(i % 11)})).collect::<Vec<_>>()}],
+                    "omitted": [{"what": "earlier", "count": 1, "reason": "node_limit"}]
+                });
+                let removable = vec![
+                    Removable {
+                        pointer: "/entries/0/tests".into(),
+                        what: "tests".into(),
+                        priority: 1,
+                    },
+                    Removable {
+                        pointer: "/entries/0/callers".into(),
+                        what: "callers".into(),
+                        priority: 2,
+                    },
+                ];
+                let fast = pack(answer.clone(), budget, &removable)
+                    .ok()
+                    .map(|(text, _)| text);
+                let reference = pack_one_by_one(answer, budget, &removable);
+                assert_eq!(fast, reference, "budget {budget}, width {width}");
+            }
+        }
+    }
+
+    #[test]
+    fn packing_a_large_answer_serializes_a_few_times_not_once_per_element() {
+        // 200,000 small elements: one-by-one packing would serialize ~200,000 times.
+        let answer = json!({
+            "status": "ok",
+            "entries": [{"callers": (0..200_000).map(|i| format!("caller {i}")).collect::<Vec<_>>()}],
+            "omitted": []
+        });
+        let removable = vec![Removable {
+            pointer: "/entries/0/callers".into(),
+            what: "callers".into(),
+            priority: 1,
+        }];
+        let (text, tokens) = pack(answer, 500, &removable).unwrap();
+        assert!(tokens <= 500);
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        let kept = parsed["entries"][0]["callers"].as_array().unwrap().len();
+        assert_eq!(parsed["omitted"][0]["count"], 200_000 - kept);
     }
 }

@@ -18,6 +18,16 @@ pub const TASK_BYTES: usize = 8 * 1024;
 pub const SELECTOR_BYTES: usize = 4 * 1024;
 pub const FILE_LIST_ENTRIES: usize = 100;
 pub const DIFF_BYTES: usize = 4 * 1024 * 1024;
+/// Hunks in one diff (*ours*): a 4 MiB diff of ordinary hunks has a few thousand.
+pub const DIFF_HUNKS: usize = 10_000;
+/// Highest line number a diff may name (*ours*): larger ones are not source files, and
+/// line arithmetic stays far from `u32` overflow.
+pub const DIFF_MAX_LINE: u32 = 10_000_000;
+/// Symbols one PR context may describe (*ours*): each costs graph reads for its callers
+/// and tests, so a larger change is split by the caller.
+pub const CHANGED_SYMBOLS: usize = 500;
+/// Entries of a `kinds` filter (*ours*): more than the node kinds that exist.
+pub const KINDS_PER_REQUEST: usize = 16;
 /// Largest gRPC message a codectx service or client decodes: room for an oversize diff
 /// to reach the typed `diff` check (and its clear error) instead of failing in transport.
 pub const GRPC_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -54,6 +64,18 @@ pub fn check_count(field: &str, count: usize, limit: usize, unit: &str) -> Resul
     Ok(())
 }
 
+/// Checks a `kinds` filter at the edge (count capped before anything scans it) and
+/// returns it sorted and deduplicated; each service that interprets kinds checks names.
+pub fn normalize_kinds(mut kinds: Vec<String>) -> Result<Vec<String>, Error> {
+    check_count("kinds", kinds.len(), KINDS_PER_REQUEST, "kinds")?;
+    for kind in &kinds {
+        check_bytes("kinds", kind, 64)?;
+    }
+    kinds.sort();
+    kinds.dedup();
+    Ok(kinds)
+}
+
 /// Normalizes a requested token budget: 0 means `default`; others clamp to 256..20,000.
 pub fn normalize_max_tokens(requested: u32, default: u32) -> u32 {
     if requested == 0 {
@@ -71,6 +93,19 @@ pub fn clamp_depth(requested: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kinds_are_capped_before_use_and_deduplicated() {
+        let many = vec!["function".to_owned(); 400_000];
+        let error = normalize_kinds(many).unwrap_err();
+        assert_eq!(error.field(), "kinds");
+        assert_eq!(error.limit(), Some(KINDS_PER_REQUEST as u64));
+        let kept = normalize_kinds(vec!["method".into(), "function".into(), "method".into()]);
+        assert_eq!(
+            kept.unwrap(),
+            vec!["function".to_owned(), "method".to_owned()]
+        );
+    }
 
     #[test]
     fn byte_cap_names_limit() {

@@ -127,6 +127,9 @@ struct Inner {
     limit: Option<u64>,
     actual: Option<u64>,
     suggestions: Vec<String>,
+    /// Decoded from a status that carried no codectx detail (a transport failure, a
+    /// library's own status): its message was not written for callers.
+    foreign: bool,
 }
 
 /// Result alias used across codectx libraries.
@@ -144,8 +147,38 @@ impl Error {
                 limit: None,
                 actual: None,
                 suggestions: Vec::new(),
+                foreign: false,
             }),
         }
+    }
+
+    /// The error as an untrusted caller (an agent) may see it. Typed errors that say what
+    /// to change pass unchanged; internal failures, unavailable backends and statuses from
+    /// outside codectx (transport errors) keep their kind and reason but get a fixed
+    /// message, so no backend text, path or address reaches a tenant. Log the original.
+    pub fn for_agent(&self) -> Error {
+        let message = match self.inner.kind {
+            ErrorKind::Internal => {
+                "codectx failed to answer (an internal error); the operators' logs have the details"
+            }
+            ErrorKind::Unavailable => {
+                "a service this answer needs is not available now; retry in a moment"
+            }
+            _ if self.inner.foreign => {
+                "an internal hop refused the request; check the arguments against the tool's schema and limits"
+            }
+            _ => return self.clone(),
+        };
+        Error::new(self.inner.kind, message).with_reason(self.inner.reason.clone())
+    }
+
+    /// True when the caller-facing form differs from this error (see [`Error::for_agent`]).
+    pub fn is_redacted_for_agent(&self) -> bool {
+        self.inner.foreign
+            || matches!(
+                self.inner.kind,
+                ErrorKind::Internal | ErrorKind::Unavailable
+            )
     }
 
     pub fn invalid_argument(field: &str, message: impl Into<String>) -> Self {
@@ -282,10 +315,15 @@ impl Error {
                         limit: detail.limit,
                         actual: detail.actual,
                         suggestions: detail.suggestions,
+                        foreign: false,
                     }),
                 }
             }
-            _ => Self::new(ErrorKind::from_code(status.code()), status.message()),
+            _ => {
+                let mut error = Self::new(ErrorKind::from_code(status.code()), status.message());
+                error.inner.foreign = true;
+                error
+            }
         }
     }
 }
@@ -372,5 +410,23 @@ mod tests {
         assert_eq!(group_thousands(999), "999");
         assert_eq!(group_thousands(1000), "1,000");
         assert_eq!(group_thousands(4_194_304), "4,194,304");
+    }
+
+    #[test]
+    fn agents_never_see_backend_or_transport_text() {
+        let backend = Error::unavailable("vector: connection refused at 10.0.0.7:19530");
+        let shown = backend.for_agent();
+        assert_eq!(shown.kind(), ErrorKind::Unavailable);
+        assert!(!shown.message().contains("10.0.0.7"), "{shown}");
+        let transport = Error::from_status(&Status::out_of_range(
+            "decoded message length too large: found 5000000 bytes, the limit is: 4194304 bytes",
+        ));
+        assert!(transport.is_redacted_for_agent());
+        assert!(!transport.for_agent().message().contains("4194304"));
+        // Typed errors written for callers pass unchanged.
+        let typed = Error::limit_exceeded("task", 9_412, 8_192, "bytes");
+        assert_eq!(typed.for_agent(), typed);
+        let relayed = Error::from_status(&typed.to_status());
+        assert_eq!(relayed.for_agent().message(), typed.message());
     }
 }

@@ -352,6 +352,7 @@ pub fn parse_unified_diff(diff: &str) -> Result<BTreeMap<String, Vec<(u32, u32)>
     let mut current: Option<String> = None;
     let mut old_path: Option<String> = None;
     let mut line = 0u32;
+    let mut hunks = 0usize;
     for text in diff.lines() {
         if let Some(path) = text.strip_prefix("--- ") {
             old_path = strip_diff_prefix(path);
@@ -366,17 +367,30 @@ pub fn parse_unified_diff(diff: &str) -> Result<BTreeMap<String, Vec<(u32, u32)>
         }
         if let Some(header) = text.strip_prefix("@@ ") {
             // @@ -a,b +c,d @@
+            hunks += 1;
+            limits::check_count("diff hunks", hunks, limits::DIFF_HUNKS, "hunks")?;
             let new_start = header
                 .split_whitespace()
                 .find_map(|part| part.strip_prefix('+'))
                 .and_then(|range| range.split(',').next())
                 .and_then(|n| n.parse::<u32>().ok());
             match new_start {
-                Some(start) => line = start,
+                Some(start) if start <= limits::DIFF_MAX_LINE => line = start,
+                Some(start) => {
+                    return Err(Error::limit_exceeded(
+                        "diff line",
+                        u64::from(start),
+                        u64::from(limits::DIFF_MAX_LINE),
+                        "lines",
+                    ));
+                }
                 None => {
                     return Err(Error::invalid_argument(
                         "diff",
-                        format!("malformed hunk header: {text}"),
+                        format!(
+                            "malformed hunk header: {}",
+                            text.chars().take(120).collect::<String>()
+                        ),
                     ));
                 }
             }
@@ -385,11 +399,11 @@ pub fn parse_unified_diff(diff: &str) -> Result<BTreeMap<String, Vec<(u32, u32)>
         let Some(path) = &current else { continue };
         if text.starts_with('+') {
             push_line(files.entry(path.clone()).or_default(), line.max(1));
-            line += 1;
+            line = next_line(line)?;
         } else if text.starts_with('-') {
             push_line(files.entry(path.clone()).or_default(), line.max(1));
         } else if text.starts_with(' ') || text.is_empty() {
-            line += 1;
+            line = next_line(line)?;
         }
     }
     if files.is_empty() {
@@ -405,6 +419,19 @@ pub fn parse_unified_diff(diff: &str) -> Result<BTreeMap<String, Vec<(u32, u32)>
         "files",
     )?;
     Ok(files)
+}
+
+/// The next new-side line, refusing hunks that run past the highest line a diff may name.
+fn next_line(line: u32) -> Result<u32, Error> {
+    match line.checked_add(1) {
+        Some(next) if next <= limits::DIFF_MAX_LINE + 1 => Ok(next),
+        _ => Err(Error::limit_exceeded(
+            "diff line",
+            u64::from(line) + 1,
+            u64::from(limits::DIFF_MAX_LINE),
+            "lines",
+        )),
+    }
 }
 
 fn strip_diff_prefix(path: &str) -> Option<String> {
@@ -426,6 +453,59 @@ fn push_line(ranges: &mut Vec<(u32, u32)>, line: u32) {
     }
 }
 
+/// The symbols that overlap a changed line range, innermost only (a symbol that contains
+/// another changed symbol is left out). O(n log n) in symbols and ranges, plus the nesting
+/// each symbol has: a diff of thousands of hunks over a large file stays cheap.
+fn innermost_changed(symbols: Vec<Node>, ranges: &[(u32, u32)]) -> Vec<Node> {
+    // Disjoint, sorted ranges, so one binary search tells whether a span overlaps any.
+    let mut merged: Vec<(u32, u32)> = ranges.to_vec();
+    merged.sort_unstable();
+    let mut disjoint: Vec<(u32, u32)> = Vec::with_capacity(merged.len());
+    for (start, end) in merged {
+        match disjoint.last_mut() {
+            Some(last) if start <= last.1.saturating_add(1) => last.1 = last.1.max(end),
+            _ => disjoint.push((start, end)),
+        }
+    }
+    let overlaps = |start: u32, end: u32| {
+        let first_ending_after = disjoint.partition_point(|(_, e)| *e < start);
+        disjoint
+            .get(first_ending_after)
+            .is_some_and(|(s, _)| *s <= end)
+    };
+    let mut hit: Vec<Node> = symbols
+        .into_iter()
+        .filter(|n| overlaps(n.start_line, n.end_line))
+        .collect();
+    // By start, then widest first: whatever a symbol contains follows it, until a start
+    // passes its end.
+    hit.sort_by(|a, b| {
+        (a.start_line, std::cmp::Reverse(a.end_line), &a.id).cmp(&(
+            b.start_line,
+            std::cmp::Reverse(b.end_line),
+            &b.id,
+        ))
+    });
+    let mut outer = vec![false; hit.len()];
+    for i in 0..hit.len() {
+        let (start, end) = (hit[i].start_line, hit[i].end_line);
+        for inner in &hit[i + 1..] {
+            if inner.start_line > end {
+                break;
+            }
+            if inner.end_line <= end && (inner.start_line, inner.end_line) != (start, end) {
+                outer[i] = true;
+                break;
+            }
+        }
+    }
+    hit.into_iter()
+        .zip(outer)
+        .filter(|(_, outer)| !outer)
+        .map(|(node, _)| node)
+        .collect()
+}
+
 /// A changed symbol with its callers and tests.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangedSymbol {
@@ -444,87 +524,75 @@ pub async fn change_impact(
     limit_per_symbol: usize,
 ) -> Result<(Vec<ChangedSymbol>, Vec<String>), Error> {
     limits::check_count("files", changes.len(), limits::FILE_LIST_ENTRIES, "files")?;
-    let mut changed = Vec::new();
+    // First which symbols changed, in every file; the cap holds before any expansion.
     let mut unknown = Vec::new();
+    let mut touched: Vec<Node> = Vec::new();
     for (path, ranges) in changes {
         let nodes = store.nodes_in_path(graph_id, path).await?;
         if !nodes.iter().any(|n| n.kind == NodeKind::File) {
             unknown.push(path.clone());
             continue;
         }
-        let symbols: Vec<&Node> = nodes.iter().filter(|n| n.kind.is_symbol()).collect();
-        let mut hit: Vec<&Node> = if ranges.is_empty() {
-            symbols.clone()
-        } else {
+        let symbols: Vec<Node> = nodes.into_iter().filter(|n| n.kind.is_symbol()).collect();
+        let mut hit = if ranges.is_empty() {
             symbols
-                .iter()
-                .filter(|n| {
-                    ranges
-                        .iter()
-                        .any(|(s, e)| n.start_line <= *e && *s <= n.end_line)
-                })
-                // Innermost only: drop a symbol that contains another hit symbol.
-                .filter(|outer| {
-                    !symbols.iter().any(|inner| {
-                        inner.id != outer.id
-                            && outer.start_line <= inner.start_line
-                            && inner.end_line <= outer.end_line
-                            && (inner.start_line, inner.end_line)
-                                != (outer.start_line, outer.end_line)
-                            && ranges
-                                .iter()
-                                .any(|(s, e)| inner.start_line <= *e && *s <= inner.end_line)
-                    })
-                })
-                .copied()
-                .collect()
+        } else {
+            innermost_changed(symbols, ranges)
         };
-        hit.sort_by_key(|n| (n.start_line, n.id.clone()));
-        for symbol in hit {
-            let callers = expand(
-                store,
-                graph_id,
-                std::slice::from_ref(&symbol.id),
-                &ExpandOptions {
-                    kinds: vec![EdgeKind::Calls],
-                    directions: Directions::Incoming,
-                    depth: 1,
-                    limit_per_direction: limit_per_symbol,
-                },
-            )
-            .await?
-            .0;
-            let tests = expand(
-                store,
-                graph_id,
-                std::slice::from_ref(&symbol.id),
-                &ExpandOptions {
-                    kinds: vec![EdgeKind::TestedBy],
-                    directions: Directions::Outgoing,
-                    depth: 1,
-                    limit_per_direction: limit_per_symbol,
-                },
-            )
-            .await?
-            .0;
-            let (callers, mut omitted) = callers
-                .into_iter()
-                .next()
-                .map(|e| (e.neighbors, e.omitted))
-                .unwrap_or_default();
-            let (tests, test_omitted) = tests
-                .into_iter()
-                .next()
-                .map(|e| (e.neighbors, e.omitted))
-                .unwrap_or_default();
-            omitted.extend(test_omitted);
-            changed.push(ChangedSymbol {
-                symbol: symbol.clone(),
-                callers,
-                tests,
-                omitted,
-            });
-        }
+        hit.sort_by(|a, b| (a.start_line, &a.id).cmp(&(b.start_line, &b.id)));
+        touched.extend(hit);
+        limits::check_count(
+            "changed symbols",
+            touched.len(),
+            limits::CHANGED_SYMBOLS,
+            "symbols (split the change, or pass fewer files)",
+        )?;
+    }
+    let mut changed = Vec::with_capacity(touched.len());
+    for symbol in touched {
+        let callers = expand(
+            store,
+            graph_id,
+            std::slice::from_ref(&symbol.id),
+            &ExpandOptions {
+                kinds: vec![EdgeKind::Calls],
+                directions: Directions::Incoming,
+                depth: 1,
+                limit_per_direction: limit_per_symbol,
+            },
+        )
+        .await?
+        .0;
+        let tests = expand(
+            store,
+            graph_id,
+            std::slice::from_ref(&symbol.id),
+            &ExpandOptions {
+                kinds: vec![EdgeKind::TestedBy],
+                directions: Directions::Outgoing,
+                depth: 1,
+                limit_per_direction: limit_per_symbol,
+            },
+        )
+        .await?
+        .0;
+        let (callers, mut omitted) = callers
+            .into_iter()
+            .next()
+            .map(|e| (e.neighbors, e.omitted))
+            .unwrap_or_default();
+        let (tests, test_omitted) = tests
+            .into_iter()
+            .next()
+            .map(|e| (e.neighbors, e.omitted))
+            .unwrap_or_default();
+        omitted.extend(test_omitted);
+        changed.push(ChangedSymbol {
+            symbol,
+            callers,
+            tests,
+            omitted,
+        });
     }
     Ok((changed, unknown))
 }
@@ -613,5 +681,53 @@ mod tests {
     #[test]
     fn not_a_diff() {
         assert!(parse_unified_diff("hello").is_err());
+    }
+
+    #[test]
+    fn hunk_line_numbers_are_checked_not_wrapped() {
+        // Would overflow u32 on the first added line (a panic in debug builds).
+        let diff = "--- a/x.go\n+++ b/x.go\n@@ -1 +4294967295 @@\n+a\n+b\n";
+        let error = parse_unified_diff(diff).unwrap_err();
+        assert_eq!(error.field(), "diff line");
+        assert_eq!(error.limit(), Some(u64::from(limits::DIFF_MAX_LINE)));
+        // A start under the cap that runs past it is refused too.
+        let start = limits::DIFF_MAX_LINE;
+        let diff = format!("--- a/x.go\n+++ b/x.go\n@@ -1 +{start} @@\n+a\n+b\n");
+        assert_eq!(parse_unified_diff(&diff).unwrap_err().field(), "diff line");
+    }
+
+    #[test]
+    fn hunks_are_capped() {
+        let mut diff = String::from("--- a/x.go\n+++ b/x.go\n");
+        for i in 0..=limits::DIFF_HUNKS {
+            diff.push_str(&format!("@@ -{i} +{i} @@\n+x\n"));
+        }
+        let error = parse_unified_diff(&diff).unwrap_err();
+        assert_eq!(error.field(), "diff hunks");
+        assert_eq!(error.limit(), Some(limits::DIFF_HUNKS as u64));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Any text, and any diff-shaped text, parses or fails with a typed error: no panic,
+        /// and every range is ordered and within the line cap.
+        #[test]
+        fn the_diff_parser_never_panics(
+            noise in "\\PC{0,200}",
+            start in proptest::prelude::any::<u32>(),
+            lines in proptest::collection::vec("[ +\\-@]{0,3}[a-z]{0,5}", 0..40),
+        ) {
+            let _ = parse_unified_diff(&noise);
+            let diff = format!("--- a/f.go\n+++ b/f.go\n@@ -1 +{start} @@\n{}\n", lines.join("\n"));
+            if let Ok(files) = parse_unified_diff(&diff) {
+                for ranges in files.values() {
+                    for (first, last) in ranges {
+                        proptest::prop_assert!(first <= last);
+                        proptest::prop_assert!(*last <= limits::DIFF_MAX_LINE + 1);
+                    }
+                }
+            }
+        }
     }
 }

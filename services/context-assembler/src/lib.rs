@@ -303,7 +303,7 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
             &self.graph,
             &context,
             &message.query,
-            message.kinds,
+            codectx_core::limits::normalize_kinds(message.kinds)?,
             message.limit,
         ))
         .await?;

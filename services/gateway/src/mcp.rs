@@ -111,7 +111,7 @@ pub fn tools() -> Vec<Tool> {
             json!({
                 "repository": repository_property(),
                 "query": {"type": "string", "description": "Words, an identifier, a qualified name, or an error message."},
-                "kinds": {"type": "array", "items": {"type": "string"}, "description": "Only these kinds (function, method, type, ...)."},
+                "kinds": {"type": "array", "items": {"type": "string", "maxLength": 64}, "maxItems": 16, "description": "Only these kinds (function, method, type, ...); at most 16."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 8}
             }),
             &["query"],
@@ -303,6 +303,7 @@ impl Arguments {
 /// A typed error as the agent sees it: a tool result flagged as an error, naming the field
 /// and the limit where there is one.
 fn error_result(error: &Error) -> CallToolResult {
+    let error = &error.for_agent();
     let mut value = json!({
         "status": "error",
         "reason": error.reason(),
@@ -442,7 +443,9 @@ impl Tools {
                         &context,
                         pb::SearchRequest {
                             query: arguments.required("query")?,
-                            kinds: arguments.strings("kinds")?.unwrap_or_default(),
+                            kinds: codectx_core::limits::normalize_kinds(
+                                arguments.strings("kinds")?.unwrap_or_default(),
+                            )?,
                             limit: arguments.number("limit")?,
                             ..Default::default()
                         },
@@ -575,11 +578,7 @@ impl Tools {
 /// The bearer token of an `Authorization` header, if well formed.
 pub fn bearer(headers: &http::HeaderMap) -> Option<String> {
     let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
-    let token = value
-        .strip_prefix("Bearer ")
-        .or_else(|| value.strip_prefix("bearer "))?;
-    let token = token.trim();
-    (!token.is_empty()).then(|| token.to_owned())
+    codectx_core::auth::bearer_token(value).map(str::to_owned)
 }
 
 impl ServerHandler for Tools {
@@ -613,6 +612,8 @@ impl ServerHandler for Tools {
             Err(error) => {
                 if error.kind() == ErrorKind::Internal {
                     tracing::error!(tool = %name, %error, "tool failed");
+                } else if error.is_redacted_for_agent() {
+                    tracing::warn!(tool = %name, %error, reason = error.reason(), "tool failed; the agent saw a generic message");
                 }
                 error_result(&error)
             }

@@ -269,9 +269,10 @@ impl lexical_ranker_service_server::LexicalRankerService for LexicalRanker {
         let context = from_request(&request)?;
         let message = request.into_inner();
         check_query(&message.query)?;
+        let kinds = limits::normalize_kinds(message.kinds)?;
         let (index, version) = self.index(&context, scope_kind(message.scope)?).await?;
         Ok(Response::new(candidates(
-            index.rank(&message.query, limit(message.limit), &message.kinds),
+            index.rank(&message.query, limit(message.limit), &kinds),
             version,
         )))
     }
