@@ -250,6 +250,20 @@ def sessions(args: argparse.Namespace) -> None:
                 (answer.status_code, answer.text),
             )
 
+        # Malformed bodies are 400 with a JSON-RPC error, and a huge id is not echoed.
+        broken = http.post(
+            args.url,
+            content=b"{not json",
+            headers={**headers(args.key, session), "Content-Type": "application/json"},
+        )
+        expect(broken.status_code == 400 and "-32700" in broken.text, "malformed JSON is 400", (broken.status_code, broken.text))
+        huge = http.post(
+            args.url,
+            json={"jsonrpc": "2.0", "id": "x" * 1_000_000, "method": "tools/list"},
+            headers=headers(args.key, session),
+        )
+        expect(huge.status_code == 400 and len(huge.content) < 1_000, "a 1 MB id is refused, not echoed", (huge.status_code, len(huge.content)))
+
         # The owner's session is intact (and the scheme is case-insensitive, RFC 9110).
         listed = http.post(
             args.url,

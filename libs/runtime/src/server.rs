@@ -160,7 +160,12 @@ pub async fn serve(
     });
 
     let stack = ServiceBuilder::new()
-        .layer(GrpcTraceLayer)
+        .layer(GrpcTraceLayer::new(vec![
+            grpc_name.to_owned(),
+            "grpc.health.v1.Health".to_owned(),
+            "grpc.reflection.v1.ServerReflection".to_owned(),
+            "grpc.reflection.v1alpha.ServerReflection".to_owned(),
+        ]))
         .layer(DeadlineLayer::new(Duration::from_millis(
             config.request_timeout_ms.max(1),
         )))

@@ -140,29 +140,53 @@ impl SigningKey {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io)?;
         }
-        let temporary = path.with_extension("tmp");
-        write_private(&temporary, text.as_bytes()).map_err(io)?;
-        std::fs::rename(&temporary, path).map_err(io)
+        write_private_file(path, text.as_bytes()).map_err(io)
     }
 }
 
+/// Replaces `path` with `bytes`, readable by the owner only, atomically: the bytes go to a
+/// new temporary file beside it (created exclusively with mode 0600, so neither an
+/// existing file's mode nor a symlink planted at the temporary name is followed), then
+/// renamed over `path` (a symlink at `path` is replaced, not written through).
+pub fn write_private_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let suffix = hex::encode(codectx_core::ids::random_bytes(8));
+    let temporary = path.with_file_name(format!(".{name}.{suffix}.tmp"));
+    let result =
+        write_new_private(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result
+}
+
 #[cfg(unix)]
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn write_new_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let mut file = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .mode(0o600)
         .open(path)?;
+    // The umask can only narrow 0600; set it anyway so the mode never depends on it.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     file.write_all(bytes)?;
     file.sync_all()
 }
 
 #[cfg(not(unix))]
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::write(path, bytes)
+fn write_new_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 /// Why a signed context was refused. Every variant maps to `UNAUTHENTICATED`.
@@ -301,6 +325,14 @@ impl Verifier {
         }
         let envelope = pb::SignedTenantContext::decode(signed)
             .map_err(|e| VerifyError::Malformed(format!("envelope does not decode: {e}")))?;
+        // authz emits exactly one encoding; any other (unknown fields appended, fields
+        // repeated) would verify as a new byte string and could flush the cache above.
+        if envelope.encoded_len() != signed.len() || envelope.encode_to_vec() != signed {
+            return Err(VerifyError::Malformed(
+                "the envelope is not in authz's canonical encoding (extra or repeated fields)"
+                    .into(),
+            ));
+        }
         let signature = Signature::from_slice(&envelope.signature)
             .map_err(|_| VerifyError::Malformed("signature is not 64 bytes".into()))?;
         let claims = pb::TenantContext::decode(envelope.context.as_slice())

@@ -14,6 +14,7 @@ mod layer;
 pub use context::{Claims, Scope, TenantContext};
 pub use keys::{
     KeyFileError, Minter, SessionRequest, SigningKey, VerificationKey, Verifier, VerifyError,
+    write_private_file,
 };
 pub use layer::{TenantLayer, TenantService, from_request};
 

@@ -219,3 +219,60 @@ proptest! {
         prop_assert!(verified.namespace().starts_with(&prefix));
     }
 }
+
+/// The key ring is written owner-only whatever mode a previous file had, and never
+/// through a symlink planted where the file goes.
+#[cfg(unix)]
+#[test]
+fn key_files_are_private_and_never_written_through_a_symlink() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("signing-keys");
+    std::fs::write(&path, "old").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    SigningKey::write_ring(&path, &[SigningKey::generate("authz")]).unwrap();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+
+    // A symlink at the target is replaced, and what it pointed at is untouched.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "do not touch").unwrap();
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink(&victim, &path).unwrap();
+    SigningKey::write_ring(&path, &[SigningKey::generate("authz")]).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "do not touch");
+    assert!(
+        !std::fs::symlink_metadata(&path)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(SigningKey::read_ring(&path).unwrap().len(), 1);
+    // No temporary file is left behind.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+}
+
+/// A valid envelope with bytes appended (an unknown field) is a different byte string that
+/// would verify and take a cache slot; it is refused, so the cache cannot be flushed.
+#[test]
+fn non_canonical_envelopes_are_refused() {
+    let (minter, verifier) = setup();
+    let context = minter.mint_at(&claims("org_a"), NOW).unwrap();
+    let signed = context.signed_bytes().to_vec();
+    assert!(verifier.verify_at(&signed, NOW).is_ok());
+    for extra in [vec![0x78, 0x01], vec![0xa2, 0x06, 0x00]] {
+        let mut padded = signed.clone();
+        padded.extend_from_slice(&extra);
+        assert!(
+            matches!(
+                verifier.verify_at(&padded, NOW),
+                Err(VerifyError::Malformed(_))
+            ),
+            "{extra:?}"
+        );
+    }
+}

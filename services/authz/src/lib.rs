@@ -212,19 +212,12 @@ pub fn bootstrap_dev(
 }
 
 fn write_secret_file(path: &Path, secret: &str) -> Result<(), Error> {
-    use std::io::Write;
     let error =
         |e: std::io::Error| Error::internal(format!("cannot write {}: {e}", path.display()));
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(error)?;
     }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path).map_err(error)?;
-    file.write_all(secret.as_bytes()).map_err(error)?;
-    file.sync_all().map_err(error)
+    codectx_tenant::write_private_file(path, secret.as_bytes()).map_err(error)
 }
 
 /// Grants the subject every scope on each of its organisation's entries whose graph the

@@ -241,6 +241,10 @@ async fn guard_mcp(
                 .into_response();
         }
     };
+    let request = match check_json_rpc_body(request).await {
+        Ok(request) => request,
+        Err(response) => return response,
+    };
     let principal = sessions::Principal::new(&subject, &key);
     let session_id = request
         .headers()
@@ -288,6 +292,82 @@ async fn guard_mcp(
             response
         }
     }
+}
+
+/// Longest JSON-RPC request id accepted (*ours*): ids are echoed back, so a megabyte id
+/// would be a megabyte answer.
+pub const MAX_JSON_RPC_ID_BYTES: usize = 128;
+
+/// Refuses POST bodies that are not JSON (400 with a JSON-RPC parse error, where rmcp
+/// would say 415) or whose request id is longer than [`MAX_JSON_RPC_ID_BYTES`], and hands
+/// the buffered body on. Other methods pass untouched.
+async fn check_json_rpc_body(
+    request: axum::extract::Request,
+) -> Result<axum::extract::Request, axum::response::Response> {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    if request.method() != axum::http::Method::POST {
+        return Ok(request);
+    }
+    let (parts, body) = request.into_parts();
+    let limit = codectx_core::limits::GRPC_MESSAGE_BYTES;
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("Payload Too Large: request body exceeds {limit} bytes"),
+            )
+                .into_response());
+        }
+    };
+    let error = |code: i32, message: String| {
+        (
+            StatusCode::BAD_REQUEST,
+            axum::Json(serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": null,
+                "error": {"code": code, "message": message},
+            })),
+        )
+            .into_response()
+    };
+    match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Err(e) => {
+            return Err(error(
+                -32700,
+                format!("Parse error: the body is not JSON ({e})"),
+            ));
+        }
+        Ok(serde_json::Value::Object(message)) => {
+            let id_bytes = match message.get("id") {
+                Some(serde_json::Value::String(id)) => id.len(),
+                Some(other @ serde_json::Value::Number(_)) => other.to_string().len(),
+                Some(serde_json::Value::Null) | None => 0,
+                Some(_) => {
+                    return Err(error(
+                        -32600,
+                        "Invalid Request: id must be a string or a number".into(),
+                    ));
+                }
+            };
+            if id_bytes > MAX_JSON_RPC_ID_BYTES {
+                return Err(error(
+                    -32600,
+                    format!(
+                        "Invalid Request: id is {} bytes; the limit is {MAX_JSON_RPC_ID_BYTES}",
+                        codectx_errors::group_thousands(id_bytes as u64)
+                    ),
+                ));
+            }
+        }
+        // Arrays and scalars: rmcp answers them as the protocol says.
+        Ok(_) => {}
+    }
+    Ok(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from(bytes),
+    ))
 }
 
 /// The answer to a session id that is unknown, expired or another principal's: the same
