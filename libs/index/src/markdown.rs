@@ -27,6 +27,7 @@ pub fn sections(text: &str) -> Vec<SectionFact> {
                 .trim()
                 .to_owned();
             if !heading.is_empty() {
+                let heading = crate::redact::text(&heading).into_owned();
                 headings.push((number, level as u32, heading));
             }
         }

@@ -1,5 +1,22 @@
-//! Masks secrets in stored summaries. Summaries come from doc comments, which sometimes
-//! carry example credentials; the graph must never store one.
+//! Masks secrets in every string the graph stores: summaries, signatures, error and
+//! other string literals. Source code carries example credentials, test keys and, now and
+//! then, real ones; the graph is read by every agent entitled to the repository, so no
+//! stored string may hold one.
+//!
+//! The rule set, applied in order (each a maintained list below; add a provider's format
+//! to [`TOKEN_FORMATS`] with a line in the corpus test):
+//! 1. PEM private key blocks;
+//! 2. known credential formats (cloud, VCS, chat, payment, package-registry and model
+//!    provider tokens, JWTs, codectx's own API keys);
+//! 3. passwords in URLs (`scheme://user:password@host`);
+//! 4. quoted values assigned to secret-looking names (`apiKey = "..."`, `"password": "..."`,
+//!    `API_KEY = '...'`), whatever the value looks like;
+//! 5. long high-entropy tokens (random keys that follow no known format).
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 const MASK: &str = "[redacted]";
 
@@ -18,7 +35,7 @@ const SECRET_KEYS: &[&str] = &[
     "auth",
 ];
 
-/// Prefixes of well-known credential formats.
+/// Prefixes of well-known credential formats (for prose, word by word).
 const SECRET_PREFIXES: &[&str] = &[
     "AKIA",
     "ASIA",
@@ -38,11 +55,151 @@ const SECRET_PREFIXES: &[&str] = &[
     "cxk_",
 ];
 
-/// Redacts a one-line summary.
-pub fn summary(text: &str) -> String {
-    if text.contains("-----BEGIN") {
+/// Credential formats with a recognisable shape: (what, pattern).
+pub const TOKEN_FORMATS: &[(&str, &str)] = &[
+    (
+        "aws access key id",
+        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b",
+    ),
+    ("github token", r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),
+    (
+        "github fine-grained token",
+        r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b",
+    ),
+    (
+        "gitlab token",
+        r"\bgl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_\-]{20,}",
+    ),
+    ("slack token", r"\bxox[abposre]-[A-Za-z0-9\-]{10,}"),
+    (
+        "slack webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]+",
+    ),
+    (
+        "stripe key",
+        r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b",
+    ),
+    ("google api key", r"\bAIza[0-9A-Za-z_\-]{35}"),
+    (
+        "openai or anthropic key",
+        r"\bsk-(?:proj-|ant-(?:api|admin)\d\d-|svcacct-)?[A-Za-z0-9_\-]{20,}",
+    ),
+    (
+        "json web token",
+        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+    ),
+    ("npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("pypi token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"),
+    (
+        "sendgrid key",
+        r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b",
+    ),
+    ("twilio key", r"\bSK[0-9a-fA-F]{32}\b"),
+    ("hugging face token", r"\bhf_[A-Za-z0-9]{34,}\b"),
+    ("digitalocean token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
+    ("codectx api key", r"\bcxk_[A-Za-z0-9_\-]{16,}"),
+    (
+        "azure connection key",
+        r#"(?i)\b(?:AccountKey|SharedAccessKey)=[^;"'`\s]+"#,
+    ),
+];
+
+/// Names that hold secrets, as they appear in identifiers of any case style.
+const SECRET_NAME: &str = r"(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|client[_\-]?secret|credentials?|auth[_\-]?key|signing[_\-]?key|bearer)";
+
+struct Rules {
+    pem: Regex,
+    tokens: Regex,
+    url_password: Regex,
+    assignment: Regex,
+    word: Regex,
+}
+
+static RULES: LazyLock<Rules> = LazyLock::new(|| {
+    let tokens = TOKEN_FORMATS
+        .iter()
+        .map(|(_, pattern)| format!("(?:{pattern})"))
+        .collect::<Vec<_>>()
+        .join("|");
+    Rules {
+        pem: Regex::new(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)")
+            .expect("pem rule"),
+        tokens: Regex::new(&tokens).expect("token rules"),
+        url_password: Regex::new(r#"\b([a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@"'`]*:)([^@/\s"'`]+)@"#)
+            .expect("url rule"),
+        // name, optional closing quote, optional type annotation (`: &str`), an
+        // assignment operator, an opening quote, the value.
+        assignment: Regex::new(&format!(
+            r#"(?i)([A-Za-z0-9_.\-]*{SECRET_NAME}[A-Za-z0-9_.\-]*["']?\s*(?::\s*[&A-Za-z0-9_<>\[\]:' ]{{1,40}}?\s*)?(?::=|=>|=|:)\s*)(["'`])([^"'`\n]+)(["'`])"#
+        ))
+        .expect("assignment rule"),
+        word: Regex::new(r"[A-Za-z0-9_+/\-]{32,}").expect("word rule"),
+    }
+});
+
+/// Masks every secret the rule set recognises in `text`. Borrowed when nothing matched
+/// (the common case costs one scan per rule).
+pub fn text(text: &str) -> Cow<'_, str> {
+    let rules = &*RULES;
+    let mut out: Cow<'_, str> = Cow::Borrowed(text);
+    if rules.pem.is_match(&out) {
+        out = Cow::Owned(
+            rules
+                .pem
+                .replace_all(&out, "[redacted private key]")
+                .into_owned(),
+        );
+    }
+    if rules.tokens.is_match(&out) {
+        out = Cow::Owned(rules.tokens.replace_all(&out, MASK).into_owned());
+    }
+    if rules.url_password.is_match(&out) {
+        out = Cow::Owned(
+            rules
+                .url_password
+                .replace_all(&out, format!("${{1}}{MASK}@"))
+                .into_owned(),
+        );
+    }
+    if rules.assignment.is_match(&out) {
+        out = Cow::Owned(
+            rules
+                .assignment
+                .replace_all(&out, |caps: &regex::Captures<'_>| {
+                    let value = &caps[3];
+                    if value == MASK || value.starts_with("[redacted") {
+                        caps[0].to_owned()
+                    } else {
+                        format!("{}{}{MASK}{}", &caps[1], &caps[2], &caps[4])
+                    }
+                })
+                .into_owned(),
+        );
+    }
+    if rules.word.is_match(&out) {
+        let replaced = rules.word.replace_all(&out, |caps: &regex::Captures<'_>| {
+            let word = &caps[0];
+            if looks_random(word) {
+                MASK.to_owned()
+            } else {
+                word.to_owned()
+            }
+        });
+        if let Cow::Owned(replaced) = replaced {
+            out = Cow::Owned(replaced);
+        }
+    }
+    out
+}
+
+/// Redacts a one-line summary: the rule set, then prose forms (`password hunter2`,
+/// `token: abc`) word by word.
+pub fn summary(summary: &str) -> String {
+    if summary.contains("-----BEGIN") {
         return MASK.to_owned();
     }
+    let redacted = text(summary);
+    let text = redacted.as_ref();
     let mut out = Vec::new();
     let mut mask_next = false;
     for word in text.split(' ') {
@@ -57,7 +214,6 @@ pub fn summary(text: &str) -> String {
 }
 
 fn redact_word(word: &str, mask_next: &mut bool) -> String {
-    let lowered = word.to_ascii_lowercase();
     for separator in ['=', ':'] {
         if let Some((key, value)) = word.split_once(separator) {
             let key_lower = key.to_ascii_lowercase();
@@ -86,7 +242,6 @@ fn redact_word(word: &str, mask_next: &mut bool) -> String {
     {
         return word.replace(core, MASK);
     }
-    let _ = lowered;
     word.to_owned()
 }
 
@@ -121,7 +276,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn masks_credentials() {
+    fn masks_credentials_in_prose() {
         assert_eq!(
             summary("Connects with password=hunter2 to the db"),
             "Connects with password=[redacted] to the db"
@@ -131,11 +286,14 @@ mod tests {
             "Use token: [redacted] here"
         );
         assert_eq!(
-            summary("Key AKIAIOSFODNN7EXAMPLE1 is old"),
+            summary(&format!("Key {}IOSFODNN7EXAMPLE1 is old", "AKIA")),
             "Key [redacted] is old"
         );
         assert_eq!(
-            summary("Token ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+            summary(&format!(
+                "Token {}_abcdefghijklmnopqrstuvwxyz0123456789",
+                "ghp"
+            )),
             "Token [redacted]"
         );
         assert_eq!(

@@ -831,12 +831,15 @@ pub fn build(
             if let Some(node) = repo_nodes.get_mut(&module)
                 && node.signature.is_empty()
             {
-                node.signature = format!(
-                    "{} {} ({})",
-                    dependency.name, dependency.version, dependency.ecosystem
+                // Versions may be URLs with credentials (git+https://user:token@...).
+                node.signature = crate::redact::text(
+                    format!(
+                        "{} {} ({})",
+                        dependency.name, dependency.version, dependency.ecosystem
+                    )
+                    .trim(),
                 )
-                .trim()
-                .to_owned();
+                .into_owned();
                 node.path = String::new();
             }
             repo_edges.insert(Edge {

@@ -175,7 +175,11 @@ impl<'a> Builder<'a> {
             kind: symbol.kind.to_owned(),
             name: symbol.name,
             qualified_name: symbol.qualified_name,
-            signature: truncate_chars(&collapse_whitespace(&symbol.signature), SIGNATURE_CHARS),
+            signature: redact::text(&truncate_chars(
+                &collapse_whitespace(&symbol.signature),
+                SIGNATURE_CHARS,
+            ))
+            .into_owned(),
             start_line: symbol.start_line,
             end_line: symbol.end_line,
             summary: redact::summary(&truncate_chars(&symbol.summary, SUMMARY_CHARS)),
@@ -254,7 +258,7 @@ impl<'a> Builder<'a> {
         }
         self.facts.errors.push(ErrorFact {
             enclosing,
-            message: truncate_chars(message, MESSAGE_CHARS),
+            message: redact::text(&truncate_chars(message, MESSAGE_CHARS)).into_owned(),
             line,
         });
     }
