@@ -8,7 +8,7 @@
 //! question). Load mode replays the workload from N concurrent MCP clients on the hybrid
 //! stack and reads each service's own latency histogram.
 
-mod client;
+pub mod client;
 mod load;
 mod report;
 pub mod score;
