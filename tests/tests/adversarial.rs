@@ -957,7 +957,10 @@ async fn a_hostile_tenant_reads_nothing_and_breaks_nothing() {
     // it (the check above is not one that cannot fail).
     let mut control = Tally::default();
     control.record("control", "", &recalled.haystack, Duration::ZERO, &markers);
-    assert!(!control.leaks.is_empty(), "the leak detector missed the canary");
+    assert!(
+        !control.leaks.is_empty(),
+        "the leak detector missed the canary"
+    );
     let snippet = after
         .call(
             "get_code_snippet",

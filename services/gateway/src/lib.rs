@@ -6,6 +6,7 @@
 //! compression statistics answer UNIMPLEMENTED until the compression issue.
 
 pub mod mcp;
+pub mod request;
 pub mod sessions;
 
 use std::sync::Arc;

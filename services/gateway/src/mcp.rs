@@ -20,6 +20,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 
+use crate::request::{self, ToolRequest};
+
 /// Where a call's API key comes from.
 #[derive(Clone)]
 pub enum KeySource {
@@ -204,102 +206,6 @@ pub fn tools() -> Vec<Tool> {
     ]
 }
 
-/// Arguments as a JSON object with typed accessors that fail with a field-named error.
-struct Arguments(JsonObject);
-
-impl Arguments {
-    fn string(&self, name: &str) -> Result<Option<String>, Error> {
-        match self.0.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(Error::invalid_argument(
-                name,
-                format!("{name} must be a string"),
-            )),
-        }
-    }
-
-    fn required(&self, name: &str) -> Result<String, Error> {
-        self.string(name)?
-            .filter(|s| !s.trim().is_empty())
-            .ok_or_else(|| Error::invalid_argument(name, format!("{name} is required")))
-    }
-
-    fn number(&self, name: &str) -> Result<u32, Error> {
-        match self.0.get(name) {
-            None | Some(Value::Null) => Ok(0),
-            Some(Value::Number(n)) => {
-                n.as_u64()
-                    .and_then(|n| u32::try_from(n).ok())
-                    .ok_or_else(|| {
-                        Error::invalid_argument(
-                            name,
-                            format!("{name} must be a non-negative integer"),
-                        )
-                    })
-            }
-            Some(_) => Err(Error::invalid_argument(
-                name,
-                format!("{name} must be an integer"),
-            )),
-        }
-    }
-
-    fn boolean(&self, name: &str) -> Result<bool, Error> {
-        match self.0.get(name) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(Error::invalid_argument(
-                name,
-                format!("{name} must be true or false"),
-            )),
-        }
-    }
-
-    fn strings(&self, name: &str) -> Result<Option<Vec<String>>, Error> {
-        match self.0.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| {
-                    v.as_str().map(str::to_owned).ok_or_else(|| {
-                        Error::invalid_argument(name, format!("{name} must be a list of strings"))
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map(Some),
-            Some(_) => Err(Error::invalid_argument(
-                name,
-                format!("{name} must be a list of strings"),
-            )),
-        }
-    }
-
-    fn facts(&self) -> Result<Vec<pb::FactInput>, Error> {
-        match self.0.get("facts") {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|fact| {
-                    let predicate = fact.get("predicate").and_then(Value::as_str);
-                    let object = fact.get("object").and_then(Value::as_str);
-                    match (predicate, object) {
-                        (Some(p), Some(o)) => Ok(pb::FactInput {
-                            predicate: p.into(),
-                            object: o.into(),
-                        }),
-                        _ => Err(Error::invalid_argument(
-                            "facts",
-                            "each fact is {\"predicate\": string, \"object\": string}",
-                        )),
-                    }
-                })
-                .collect(),
-            Some(_) => Err(Error::invalid_argument("facts", "facts must be a list")),
-        }
-    }
-}
-
 /// A typed error as the agent sees it: a tool result flagged as an error, naming the field
 /// and the limit where there is one.
 fn error_result(error: &Error) -> CallToolResult {
@@ -396,182 +302,53 @@ impl Tools {
     async fn call(
         &self,
         name: &str,
-        arguments: Arguments,
+        arguments: JsonObject,
         key: &str,
     ) -> Result<CallToolResult, Error> {
-        if name == "list_repositories" {
-            let visible = self
-                .authz
-                .list_accessible_repositories(authz::ListAccessibleRepositoriesRequest {
-                    credential: Some(api_key_credential(key)),
-                })
-                .await?
-                .repositories;
-            let entries: Vec<Value> = visible
-                .iter()
-                .map(|r| json!({"name": r.name, "id": r.id}))
-                .collect();
-            let (text, _) = codectx_assemble::finalize(
-                json!({"status": "ok", "entries": entries, "omitted": [], "tokens": 0}),
-            );
-            let value = serde_json::from_str(&text).map_err(|e| Error::internal(e.to_string()))?;
-            return Ok(CallToolResult::structured(value));
-        }
-        if !tools().iter().any(|t| t.name == name) {
-            return Err(Error::invalid_argument(
-                "name",
-                format!("no tool named {name:?}; see tools/list"),
-            ));
-        }
-        let context = self.authorize(key, arguments.string("repository")?).await?;
+        // Arguments are checked against the tool's schema before any authz round trip.
+        let decoded = request::decode(name, arguments)?;
+        let call = match decoded.request {
+            ToolRequest::ListRepositories => return self.list_repositories(key).await,
+            call => call,
+        };
+        let context = self.authorize(key, decoded.repository).await?;
         let assembler = &self.assembler;
-        let answer = match name {
-            "minimal_context" => {
-                assembler
-                    .minimal_context(
-                        &context,
-                        pb::MinimalContextRequest {
-                            task: arguments.required("task")?,
-                            max_tokens: arguments.number("max_tokens")?,
-                        },
-                    )
-                    .await?
+        let answer = match call {
+            ToolRequest::ListRepositories => unreachable!("answered above"),
+            ToolRequest::MinimalContext(request) => {
+                assembler.minimal_context(&context, request).await?
             }
-            "search" => {
-                assembler
-                    .search(
-                        &context,
-                        pb::SearchRequest {
-                            query: arguments.required("query")?,
-                            kinds: codectx_core::limits::normalize_kinds(
-                                arguments.strings("kinds")?.unwrap_or_default(),
-                            )?,
-                            limit: arguments.number("limit")?,
-                            ..Default::default()
-                        },
-                    )
-                    .await?
+            ToolRequest::Search(request) => assembler.search(&context, request).await?,
+            ToolRequest::SymbolContext(request) => {
+                assembler.symbol_context(&context, request).await?
             }
-            "get_symbol_context" => {
-                assembler
-                    .symbol_context(
-                        &context,
-                        pb::SymbolContextRequest {
-                            symbol: arguments.required("symbol")?,
-                            max_tokens: arguments.number("max_tokens")?,
-                            include_ids: arguments.boolean("include_ids")?,
-                            ..Default::default()
-                        },
-                    )
-                    .await?
-            }
-            "get_call_graph" => {
-                let direction = match arguments.string("direction")?.as_deref() {
-                    None | Some("both") => pb::CallDirection::Both,
-                    Some("callers") => pb::CallDirection::Callers,
-                    Some("callees") => pb::CallDirection::Callees,
-                    Some(other) => {
-                        return Err(Error::invalid_argument(
-                            "direction",
-                            format!("direction is callers, callees or both, not {other:?}"),
-                        ));
-                    }
-                };
-                assembler
-                    .call_graph(
-                        &context,
-                        pb::CallGraphRequest {
-                            symbol: arguments.required("symbol")?,
-                            direction: direction as i32,
-                            depth: arguments.number("depth")?,
-                            max_tokens: arguments.number("max_tokens")?,
-                        },
-                    )
-                    .await?
-            }
-            "get_pr_context" => {
-                let change = match (arguments.string("diff")?, arguments.strings("files")?) {
-                    (Some(diff), None) => pb::pr_context_request::Change::Diff(diff),
-                    (None, Some(paths)) => {
-                        pb::pr_context_request::Change::Files(pb::PathList { paths })
-                    }
-                    _ => {
-                        return Err(Error::invalid_argument(
-                            "diff",
-                            "pass either diff (a unified diff) or files (changed paths)",
-                        ));
-                    }
-                };
-                assembler
-                    .pr_context(
-                        &context,
-                        pb::PrContextRequest {
-                            change: Some(change),
-                            max_tokens: arguments.number("max_tokens")?,
-                        },
-                    )
-                    .await?
-            }
-            "get_code_snippet" => {
-                let target = match (arguments.string("symbol")?, arguments.string("id")?) {
-                    (Some(symbol), None) => pb::code_snippet_request::Target::Symbol(symbol),
-                    (None, Some(id)) => pb::code_snippet_request::Target::Id(id),
-                    _ => {
-                        return Err(Error::invalid_argument(
-                            "symbol",
-                            "pass either symbol or id",
-                        ));
-                    }
-                };
-                assembler
-                    .code_snippet(
-                        &context,
-                        pb::CodeSnippetRequest {
-                            target: Some(target),
-                            fingerprint: arguments.string("fingerprint")?.unwrap_or_default(),
-                        },
-                    )
-                    .await?
-            }
-            "recall" => {
-                assembler
-                    .recall(
-                        &context,
-                        pb::RecallRequest {
-                            query: arguments.required("query")?,
-                            max_entries: arguments.number("max_entries")?,
-                            hops: arguments.number("hops")?,
-                        },
-                    )
-                    .await?
-            }
-            "remember" => {
-                assembler
-                    .remember(
-                        &context,
-                        pb::RememberRequest {
-                            entity: arguments.required("entity")?,
-                            r#type: arguments.required("type")?,
-                            aliases: arguments.strings("aliases")?.unwrap_or_default(),
-                            facts: arguments.facts()?,
-                            source_client: "mcp".into(),
-                        },
-                    )
-                    .await?
-            }
-            "forget" => {
-                assembler
-                    .forget(
-                        &context,
-                        pb::ForgetRequest {
-                            entity: arguments.required("entity")?,
-                        },
-                    )
-                    .await?
-            }
-            _ => unreachable!("checked against the tool list"),
+            ToolRequest::CallGraph(request) => assembler.call_graph(&context, request).await?,
+            ToolRequest::PrContext(request) => assembler.pr_context(&context, request).await?,
+            ToolRequest::CodeSnippet(request) => assembler.code_snippet(&context, request).await?,
+            ToolRequest::Recall(request) => assembler.recall(&context, request).await?,
+            ToolRequest::Remember(request) => assembler.remember(&context, request).await?,
+            ToolRequest::Forget(request) => assembler.forget(&context, request).await?,
         };
         answer_result(answer)
+    }
+
+    async fn list_repositories(&self, key: &str) -> Result<CallToolResult, Error> {
+        let visible = self
+            .authz
+            .list_accessible_repositories(authz::ListAccessibleRepositoriesRequest {
+                credential: Some(api_key_credential(key)),
+            })
+            .await?
+            .repositories;
+        let entries: Vec<Value> = visible
+            .iter()
+            .map(|r| json!({"name": r.name, "id": r.id}))
+            .collect();
+        let (text, _) = codectx_assemble::finalize(
+            json!({"status": "ok", "entries": entries, "omitted": [], "tokens": 0}),
+        );
+        let value = serde_json::from_str(&text).map_err(|e| Error::internal(e.to_string()))?;
+        Ok(CallToolResult::structured(value))
     }
 }
 
@@ -606,7 +383,7 @@ impl ServerHandler for Tools {
             Ok(key) => key,
             Err(error) => return Ok(error_result(&error).into()),
         };
-        let arguments = Arguments(request.arguments.unwrap_or_default());
+        let arguments = request.arguments.unwrap_or_default();
         let result = match self.call(&name, arguments, &key).await {
             Ok(result) => result,
             Err(error) => {
