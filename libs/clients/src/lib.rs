@@ -335,6 +335,20 @@ authz_calls! {
         register_indexed_graph(authz::v1::RegisterIndexedGraphRequest) -> authz::v1::AccessRepository;
         share_graph(authz::v1::ShareGraphRequest) -> authz::v1::PublicGraph;
         list_public_graphs(authz::v1::ListPublicGraphsRequest) -> authz::v1::ListPublicGraphsResponse;
+        link_identity(authz::v1::IdentityRequest) -> authz::v1::Identity;
+        unlink_identity(authz::v1::IdentityRequest) -> authz::v1::Identity;
+    }
+}
+
+/// The credential an `Authorization: Bearer` value carries: codectx API keys start with
+/// `cxk_`; anything else is passed to authz as a JWT (validated against its OIDC issuer).
+pub fn bearer_credential(bearer: &str) -> authz::v1::Credential {
+    if bearer.starts_with("cxk_") {
+        api_key_credential(bearer)
+    } else {
+        authz::v1::Credential {
+            kind: Some(authz::v1::credential::Kind::BearerToken(bearer.to_owned())),
+        }
     }
 }
 

@@ -15,6 +15,8 @@ const CAPABILITIES: &[&str] = &["authenticate", "authorize", "session_contexts",
 
 pub(crate) struct AuthzHandler {
     pub(crate) authority: Arc<Authority>,
+    /// Validates JWT bearer tokens when an `[oidc]` issuer is configured.
+    pub(crate) oidc: Option<Arc<crate::oidc::OidcValidator>>,
 }
 
 /// Runs blocking store work off the async threads.
@@ -29,15 +31,29 @@ async fn blocking<T: Send + 'static>(
         .map_err(Status::from)
 }
 
-fn credential(message: Option<pb::Credential>) -> Option<OwnedCredential> {
-    match message?.kind? {
-        pb::credential::Kind::ApiKey(key) => Some(OwnedCredential::ApiKey(key)),
-        pb::credential::Kind::BearerToken(_) => Some(OwnedCredential::BearerToken),
+impl AuthzHandler {
+    /// The request's credential, with a JWT validated against the issuer first (that needs
+    /// the network, so it happens here and not in the blocking store work).
+    async fn credential(
+        &self,
+        message: Option<pb::Credential>,
+    ) -> Result<Option<OwnedCredential>, Status> {
+        let Some(kind) = message.and_then(|m| m.kind) else {
+            return Ok(None);
+        };
+        Ok(Some(match kind {
+            pb::credential::Kind::ApiKey(key) => OwnedCredential::ApiKey(key),
+            pb::credential::Kind::BearerToken(token) => match &self.oidc {
+                Some(oidc) => OwnedCredential::Identity(oidc.validate(&token).await?),
+                None => OwnedCredential::BearerToken,
+            },
+        }))
     }
 }
 
 enum OwnedCredential {
     ApiKey(String),
+    Identity(crate::oidc::Identity),
     BearerToken,
 }
 
@@ -45,6 +61,7 @@ impl OwnedCredential {
     fn borrow(&self) -> Credential<'_> {
         match self {
             OwnedCredential::ApiKey(key) => Credential::ApiKey(key),
+            OwnedCredential::Identity(identity) => Credential::Identity(identity),
             OwnedCredential::BearerToken => Credential::BearerToken,
         }
     }
@@ -179,7 +196,7 @@ impl AuthzService for AuthzHandler {
         &self,
         request: Request<pb::AuthenticateRequest>,
     ) -> Result<Response<pb::AuthenticateResponse>, Status> {
-        let credential = credential(request.into_inner().credential);
+        let credential = self.credential(request.into_inner().credential).await?;
         let subject = blocking(&self.authority, move |a| {
             a.authenticate(credential.as_ref().map(OwnedCredential::borrow))
         })
@@ -194,7 +211,7 @@ impl AuthzService for AuthzHandler {
         request: Request<pb::AuthorizeRequest>,
     ) -> Result<Response<pb::AuthorizeResponse>, Status> {
         let message = request.into_inner();
-        let credential = credential(message.credential);
+        let credential = self.credential(message.credential).await?;
         let requested = scopes(&message.scopes)?;
         let selector = message.repository;
         let (context, repository) = blocking(&self.authority, move |a| {
@@ -234,7 +251,7 @@ impl AuthzService for AuthzHandler {
         &self,
         request: Request<pb::ListAccessibleRepositoriesRequest>,
     ) -> Result<Response<pb::ListAccessibleRepositoriesResponse>, Status> {
-        let credential = credential(request.into_inner().credential);
+        let credential = self.credential(request.into_inner().credential).await?;
         let repositories = blocking(&self.authority, move |a| {
             let subject = a.authenticate(credential.as_ref().map(OwnedCredential::borrow))?;
             a.store().accessible_repositories(&subject)
@@ -599,6 +616,20 @@ impl AuthzService for AuthzHandler {
         Ok(Response::new(public_graph_to_proto(graph)))
     }
 
+    async fn link_identity(
+        &self,
+        request: Request<pb::IdentityRequest>,
+    ) -> Result<Response<pb::Identity>, Status> {
+        self.identity(request, true).await
+    }
+
+    async fn unlink_identity(
+        &self,
+        request: Request<pb::IdentityRequest>,
+    ) -> Result<Response<pb::Identity>, Status> {
+        self.identity(request, false).await
+    }
+
     async fn list_public_graphs(
         &self,
         request: Request<pb::ListPublicGraphsRequest>,
@@ -611,6 +642,47 @@ impl AuthzService for AuthzHandler {
         .await?;
         Ok(Response::new(pb::ListPublicGraphsResponse {
             graphs: graphs.into_iter().map(public_graph_to_proto).collect(),
+        }))
+    }
+}
+
+impl AuthzHandler {
+    async fn identity(
+        &self,
+        request: Request<pb::IdentityRequest>,
+        link: bool,
+    ) -> Result<Response<pb::Identity>, Status> {
+        let bearer = bearer(&request);
+        let message = request.into_inner();
+        let issuer = match &self.oidc {
+            Some(oidc) => oidc.issuer().to_owned(),
+            None => {
+                return Err(Error::invalid_argument(
+                    "claim",
+                    "no [oidc] issuer is configured, so there is nothing to link",
+                )
+                .into());
+            }
+        };
+        let identity = blocking(&self.authority, move |a| {
+            let admin = a.admin(bearer.as_deref())?;
+            let subject = a.store().require_subject(&message.subject_id)?;
+            a.require_admin_of(&admin, &subject.organisation_id)?;
+            if link {
+                a.store()
+                    .link_identity(&subject.id, &issuer, &message.claim)
+            } else {
+                a.store()
+                    .unlink_identity(&subject.id, &issuer, &message.claim)
+            }
+        })
+        .await?;
+        Ok(Response::new(pb::Identity {
+            subject_id: identity.subject_id,
+            issuer: identity.issuer,
+            claim: identity.claim,
+            created_at: identity.created_at,
+            revoked_at: identity.revoked_at,
         }))
     }
 }

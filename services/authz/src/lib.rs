@@ -4,6 +4,7 @@
 //! ADR 0003); the Ed25519 signing keys live beside it, and only authz holds them.
 
 mod grpc;
+pub mod oidc;
 pub mod policy;
 pub mod store;
 
@@ -53,6 +54,8 @@ const CREDENTIAL_RPCS: &[&str] = &[
     "RegisterIndexedGraph",
     "ShareGraph",
     "ListPublicGraphs",
+    "LinkIdentity",
+    "UnlinkIdentity",
 ];
 
 /// Configuration: defaults, then the TOML file, then `CODECTX_AUTHZ__*`.
@@ -64,6 +67,8 @@ pub struct Config {
     /// Directory of the access store (`access.db`) and, by default, the signing keys.
     pub data_dir: String,
     pub signing: SigningConfig,
+    /// JWT bearer tokens from an OpenID Connect issuer (off while `issuer` is empty).
+    pub oidc: oidc::OidcConfig,
 }
 
 /// The `[signing]` section.
@@ -84,6 +89,7 @@ impl Default for Config {
             telemetry: TelemetryConfig::default(),
             data_dir: ".codectx/authz".into(),
             signing: SigningConfig::default(),
+            oidc: oidc::OidcConfig::default(),
         }
     }
 }
@@ -134,8 +140,15 @@ pub fn build(config: &Config) -> Result<Authz, Error> {
     );
     let minter = Minter::new(active).with_ttl_seconds(config.signing.ttl_seconds);
     let authority = Arc::new(Authority::new(store, minter, verification_keys));
+    let oidc = if config.oidc.enabled() {
+        tracing::info!(issuer = %config.oidc.issuer, "JWT bearer tokens accepted");
+        Some(Arc::new(oidc::OidcValidator::new(config.oidc.clone())?))
+    } else {
+        None
+    };
     let handler = grpc::AuthzHandler {
         authority: authority.clone(),
+        oidc,
     };
     let service = BuiltService {
         name: NAME,

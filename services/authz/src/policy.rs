@@ -15,6 +15,9 @@ const MAX_SUGGESTIONS: usize = 8;
 #[derive(Debug, Clone, Copy)]
 pub enum Credential<'a> {
     ApiKey(&'a str),
+    /// A JWT whose signature and claims were already validated ([`crate::oidc`]).
+    Identity(&'a crate::oidc::Identity),
+    /// A JWT this authz cannot validate (no issuer configured).
     BearerToken,
 }
 
@@ -67,10 +70,19 @@ impl Authority {
         match credential {
             None => Err(Error::unauthenticated("no credential: pass an API key")
                 .with_reason("credential_missing")),
-            Some(Credential::BearerToken) => Err(Error::new(
-                codectx_errors::ErrorKind::Unimplemented,
-                "JWT bearer tokens are not supported by this build; use an API key",
-            )),
+            Some(Credential::BearerToken) => Err(Error::unauthenticated(
+                "this authz accepts no JWT bearer tokens (no [oidc] issuer is configured); use an API key",
+            )
+            .with_reason("credential_rejected")),
+            Some(Credential::Identity(identity)) => self
+                .store
+                .subject_for_identity(&identity.issuer, &identity.claim)?
+                .ok_or_else(|| {
+                    Error::unauthenticated(
+                        "the token's identity is linked to no subject (or was unlinked); ask an admin to run `codectx admin identity link`",
+                    )
+                    .with_reason("credential_rejected")
+                }),
             Some(Credential::ApiKey(secret)) => self
                 .store
                 .authenticate_api_key(secret)?

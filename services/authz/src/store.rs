@@ -73,6 +73,15 @@ CREATE TABLE IF NOT EXISTS graphs (
     indexed_at INTEGER NOT NULL,
     UNIQUE (owner_id, name)
 );
+CREATE TABLE IF NOT EXISTS identities (
+    issuer TEXT NOT NULL,
+    claim TEXT NOT NULL,
+    subject_id TEXT NOT NULL REFERENCES subjects(id),
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+);
+CREATE UNIQUE INDEX IF NOT EXISTS identities_live
+    ON identities (issuer, claim) WHERE revoked_at IS NULL;
 CREATE TABLE IF NOT EXISTS grants (
     id TEXT PRIMARY KEY,
     repository_id TEXT NOT NULL REFERENCES repositories(id),
@@ -161,6 +170,16 @@ pub struct Graph {
     pub name: String,
     pub public_name: Option<String>,
     pub indexed_at: i64,
+}
+
+/// An identity of an OIDC issuer linked to a subject.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedIdentity {
+    pub subject_id: String,
+    pub issuer: String,
+    pub claim: String,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -711,6 +730,88 @@ impl Store {
                  FROM api_keys k JOIN subjects s ON s.id = k.subject_id
                  WHERE k.secret_hash = ?1 AND k.revoked_at IS NULL",
                 params![hash],
+                subject_row,
+            )
+            .optional()
+            .map_err(storage)
+        })
+    }
+
+    // ---- identities -----------------------------------------------------------------
+
+    /// Links `claim` of `issuer` to the subject (one live link per identity).
+    pub fn link_identity(
+        &self,
+        subject_id: &str,
+        issuer: &str,
+        claim: &str,
+    ) -> Result<LinkedIdentity, Error> {
+        self.require_subject(subject_id)?;
+        if claim.is_empty() || claim.len() > 256 || claim.chars().any(char::is_control) {
+            return Err(Error::invalid_argument(
+                "claim",
+                "claim must be 1-256 bytes without control characters",
+            ));
+        }
+        let identity = LinkedIdentity {
+            subject_id: subject_id.to_owned(),
+            issuer: issuer.to_owned(),
+            claim: claim.to_owned(),
+            created_at: now(),
+            revoked_at: None,
+        };
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO identities (issuer, claim, subject_id, created_at) VALUES (?1, ?2, ?3, ?4)",
+                params![identity.issuer, identity.claim, identity.subject_id, identity.created_at],
+            )
+            .map_err(|e| unique_or(e, format!("{claim:?} is linked to a subject already; unlink it first")))?;
+            Ok(identity.clone())
+        })
+    }
+
+    /// Ends the live link of `claim` to the subject: tokens naming it fail from now on.
+    pub fn unlink_identity(
+        &self,
+        subject_id: &str,
+        issuer: &str,
+        claim: &str,
+    ) -> Result<LinkedIdentity, Error> {
+        let at = now();
+        let changed = self.with(|c| {
+            c.execute(
+                "UPDATE identities SET revoked_at = ?4 WHERE issuer = ?1 AND claim = ?2 AND subject_id = ?3 AND revoked_at IS NULL",
+                params![issuer, claim, subject_id, at],
+            )
+            .map_err(storage)
+        })?;
+        if changed == 0 {
+            return Err(Error::not_found(format!(
+                "{claim:?} is not linked to subject {subject_id}"
+            ))
+            .with_field("claim"));
+        }
+        Ok(LinkedIdentity {
+            subject_id: subject_id.to_owned(),
+            issuer: issuer.to_owned(),
+            claim: claim.to_owned(),
+            created_at: at,
+            revoked_at: Some(at),
+        })
+    }
+
+    /// The subject a live identity link names.
+    pub fn subject_for_identity(
+        &self,
+        issuer: &str,
+        claim: &str,
+    ) -> Result<Option<Subject>, Error> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT s.id, s.organisation_id, s.name, s.role, s.created_at
+                 FROM identities i JOIN subjects s ON s.id = i.subject_id
+                 WHERE i.issuer = ?1 AND i.claim = ?2 AND i.revoked_at IS NULL",
+                params![issuer, claim],
                 subject_row,
             )
             .optional()

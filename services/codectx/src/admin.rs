@@ -44,6 +44,27 @@ pub enum AdminCommand {
     /// Grants of repository access to subjects or teams.
     #[command(subcommand)]
     Grant(GrantCommand),
+    /// Identities of the OIDC issuer (JWT bearer tokens) linked to subjects.
+    #[command(subcommand)]
+    Identity(IdentityCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IdentityCommand {
+    /// Links the issuer's subject claim value (e.g. the IdP's user id) to a subject.
+    Link {
+        /// The subject tokens with this claim authenticate as (`sub_...`).
+        #[arg(long)]
+        subject: String,
+        /// The claim value (`sub` unless authz's `oidc.subject_claim` says otherwise).
+        claim: String,
+    },
+    /// Unlinks it: tokens naming it fail from the next request on.
+    Unlink {
+        #[arg(long)]
+        subject: String,
+        claim: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -514,6 +535,30 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                 &client
                     .revoke_grant(key, pb::RevokeGrantRequest { grant_id: grant })
                     .await?,
+            );
+        }
+        AdminCommand::Identity(command) => {
+            let (link, subject, claim) = match command {
+                IdentityCommand::Link { subject, claim } => (true, subject, claim),
+                IdentityCommand::Unlink { subject, claim } => (false, subject, claim),
+            };
+            let request = pb::IdentityRequest {
+                subject_id: subject,
+                claim,
+            };
+            let identity = if link {
+                client.link_identity(key, request).await?
+            } else {
+                client.unlink_identity(key, request).await?
+            };
+            let state = if identity.revoked_at.is_some() {
+                "unlinked"
+            } else {
+                "linked"
+            };
+            println!(
+                "{}\t{}\t{}\t{state}",
+                identity.subject_id, identity.issuer, identity.claim
             );
         }
     }

@@ -156,6 +156,7 @@ async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
         drain_seconds: 0,
         model_directory: args.models.clone(),
         retrieval: Default::default(),
+        oidc: Default::default(),
     })
     .await?;
     let endpoint = |kind: ServiceKind| {
@@ -226,6 +227,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         drain_seconds: args.drain_seconds,
         model_directory: args.models.clone(),
         retrieval: Default::default(),
+        oidc: Default::default(),
     })
     .await?;
     println!("codectx is up (data in {})", args.data.display());

@@ -76,6 +76,8 @@ pub struct StackOptions {
     pub model_directory: Option<PathBuf>,
     /// Ranking legs the context-assembler uses for free text (hybrid unless measuring).
     pub retrieval: codectx_context_assembler::RetrievalLegs,
+    /// JWT bearer tokens authz accepts (off by default).
+    pub oidc: codectx_authz::oidc::OidcConfig,
 }
 
 impl StackOptions {
@@ -90,6 +92,7 @@ impl StackOptions {
             drain_seconds: 0,
             model_directory: std::env::var_os("CODECTX_TEST_MODEL_DIR").map(PathBuf::from),
             retrieval: codectx_context_assembler::RetrievalLegs::Hybrid,
+            oidc: Default::default(),
         }
     }
 }
@@ -158,6 +161,7 @@ impl Stack {
         let authz_config = codectx_authz::Config {
             server: server_config("", options.drain_seconds),
             data_dir: authz_dir.display().to_string(),
+            oidc: options.oidc.clone(),
             ..codectx_authz::Config::default()
         };
         let authz = codectx_authz::build(&authz_config)?;

@@ -11,7 +11,7 @@ pub mod sessions;
 
 use std::sync::Arc;
 
-use codectx_clients::{AssemblerClient, AuthzClient, PeerConfig, api_key_credential};
+use codectx_clients::{AssemblerClient, AuthzClient, PeerConfig, bearer_credential};
 use codectx_errors::Error;
 use codectx_proto::common::v1::{DescribeRequest, DescribeResponse};
 use codectx_proto::gateway::v1::{self as pb, gateway_service_server};
@@ -225,7 +225,7 @@ async fn guard_mcp(
     let subject = match edge
         .authz
         .authenticate(codectx_proto::authz::v1::AuthenticateRequest {
-            credential: Some(api_key_credential(&key)),
+            credential: Some(bearer_credential(&key)),
         })
         .await
     {

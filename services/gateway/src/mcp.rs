@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use codectx_clients::{AssemblerClient, AuthzClient, api_key_credential};
+use codectx_clients::{AssemblerClient, AuthzClient, bearer_credential};
 use codectx_errors::{Error, ErrorKind};
 use codectx_proto::assembler::v1 as pb;
 use codectx_proto::authz::v1 as authz;
@@ -259,7 +259,7 @@ impl Tools {
                 let visible = self
                     .authz
                     .list_accessible_repositories(authz::ListAccessibleRepositoriesRequest {
-                        credential: Some(api_key_credential(key)),
+                        credential: Some(bearer_credential(key)),
                     })
                     .await?
                     .repositories;
@@ -285,7 +285,7 @@ impl Tools {
         let authorized = self
             .authz
             .authorize(authz::AuthorizeRequest {
-                credential: Some(api_key_credential(key)),
+                credential: Some(bearer_credential(key)),
                 repository,
                 scopes: vec![],
             })
@@ -336,7 +336,7 @@ impl Tools {
         let visible = self
             .authz
             .list_accessible_repositories(authz::ListAccessibleRepositoriesRequest {
-                credential: Some(api_key_credential(key)),
+                credential: Some(bearer_credential(key)),
             })
             .await?
             .repositories;

@@ -11,7 +11,7 @@ pub mod credential {
         /// An API key as created by CreateApiKey (`cxk_...`).
         #[prost(string, tag = "1")]
         ApiKey(::prost::alloc::string::String),
-        /// A JWT bearer token from the configured issuer (not yet supported: UNIMPLEMENTED).
+        /// A JWT from the configured OIDC issuer, linked to a subject with LinkIdentity.
         #[prost(string, tag = "2")]
         BearerToken(::prost::alloc::string::String),
     }
@@ -357,6 +357,27 @@ pub struct ListGrantsResponse {
 pub struct RevokeGrantRequest {
     #[prost(string, tag = "1")]
     pub grant_id: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct IdentityRequest {
+    #[prost(string, tag = "1")]
+    pub subject_id: ::prost::alloc::string::String,
+    /// The value of the issuer's subject claim (`sub` unless configured otherwise).
+    #[prost(string, tag = "2")]
+    pub claim: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct Identity {
+    #[prost(string, tag = "1")]
+    pub subject_id: ::prost::alloc::string::String,
+    #[prost(string, tag = "2")]
+    pub issuer: ::prost::alloc::string::String,
+    #[prost(string, tag = "3")]
+    pub claim: ::prost::alloc::string::String,
+    #[prost(int64, tag = "4")]
+    pub created_at: i64,
+    #[prost(int64, optional, tag = "5")]
+    pub revoked_at: ::core::option::Option<i64>,
 }
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
 #[repr(i32)]
@@ -1153,6 +1174,55 @@ pub mod authz_service_client {
                 );
             self.inner.unary(req, path, codec).await
         }
+        /// Links an identity of the configured OIDC issuer (the value of its subject claim) to a
+        /// subject, so JWT bearer tokens naming it authenticate as that subject.
+        pub async fn link_identity(
+            &mut self,
+            request: impl tonic::IntoRequest<super::IdentityRequest>,
+        ) -> std::result::Result<tonic::Response<super::Identity>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/codectx.authz.v1.AuthzService/LinkIdentity",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("codectx.authz.v1.AuthzService", "LinkIdentity"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
+        /// Unlinks it: tokens naming it fail from the next request on, however long they live.
+        pub async fn unlink_identity(
+            &mut self,
+            request: impl tonic::IntoRequest<super::IdentityRequest>,
+        ) -> std::result::Result<tonic::Response<super::Identity>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/codectx.authz.v1.AuthzService/UnlinkIdentity",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("codectx.authz.v1.AuthzService", "UnlinkIdentity"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -1337,6 +1407,17 @@ pub mod authz_service_server {
             tonic::Response<super::ListPublicGraphsResponse>,
             tonic::Status,
         >;
+        /// Links an identity of the configured OIDC issuer (the value of its subject claim) to a
+        /// subject, so JWT bearer tokens naming it authenticate as that subject.
+        async fn link_identity(
+            &self,
+            request: tonic::Request<super::IdentityRequest>,
+        ) -> std::result::Result<tonic::Response<super::Identity>, tonic::Status>;
+        /// Unlinks it: tokens naming it fail from the next request on, however long they live.
+        async fn unlink_identity(
+            &self,
+            request: tonic::Request<super::IdentityRequest>,
+        ) -> std::result::Result<tonic::Response<super::Identity>, tonic::Status>;
     }
     /// Authentication, access policy and the minting of signed tenant contexts.
     ///
@@ -2596,6 +2677,96 @@ pub mod authz_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListPublicGraphsSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/codectx.authz.v1.AuthzService/LinkIdentity" => {
+                    #[allow(non_camel_case_types)]
+                    struct LinkIdentitySvc<T: AuthzService>(pub Arc<T>);
+                    impl<
+                        T: AuthzService,
+                    > tonic::server::UnaryService<super::IdentityRequest>
+                    for LinkIdentitySvc<T> {
+                        type Response = super::Identity;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::IdentityRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as AuthzService>::link_identity(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = LinkIdentitySvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/codectx.authz.v1.AuthzService/UnlinkIdentity" => {
+                    #[allow(non_camel_case_types)]
+                    struct UnlinkIdentitySvc<T: AuthzService>(pub Arc<T>);
+                    impl<
+                        T: AuthzService,
+                    > tonic::server::UnaryService<super::IdentityRequest>
+                    for UnlinkIdentitySvc<T> {
+                        type Response = super::Identity;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::IdentityRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as AuthzService>::unlink_identity(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = UnlinkIdentitySvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

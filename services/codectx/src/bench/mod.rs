@@ -305,6 +305,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
     for arm in &arms {
         let stack = Stack::start(StackOptions {
             retrieval: arm.legs(),
+            oidc: Default::default(),
             model_directory: args.models.clone(),
             ..StackOptions::ephemeral(args.data.clone())
         })
