@@ -21,6 +21,56 @@ pub struct PeerConfig {
     pub endpoints: Vec<String>,
     /// Connect timeout in milliseconds (0: 2,000).
     pub connect_timeout_ms: u64,
+    /// TLS to this peer (endpoints are then `https://`).
+    pub tls: PeerTls,
+}
+
+/// TLS settings for calling a peer: the CA that signed its certificate, and this
+/// service's own certificate when the peer asks for one (mTLS). Files are read when the
+/// channel is built.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PeerTls {
+    /// PEM CA bundle that verifies the peer; set to turn TLS on.
+    pub ca_file: String,
+    /// This service's PEM certificate and key, for peers that require client certificates.
+    pub cert_file: String,
+    pub key_file: String,
+    /// The name the peer's certificate must carry; empty: the endpoint's host.
+    pub domain_name: String,
+}
+
+impl PeerTls {
+    pub fn enabled(&self) -> bool {
+        !self.ca_file.is_empty()
+    }
+}
+
+/// An endpoint for `uri`, with TLS when `tls` is set.
+pub fn endpoint(service: &str, uri: &str, tls: &PeerTls) -> Result<Endpoint, Error> {
+    let invalid = |message: String| Error::invalid_argument("peers", message);
+    let mut endpoint = Endpoint::from_shared(uri.to_owned())
+        .map_err(|e| invalid(format!("{service} endpoint {uri:?}: {e}")))?;
+    if tls.enabled() {
+        let read = |path: &str| {
+            std::fs::read(path).map_err(|e| invalid(format!("{service} TLS file {path}: {e}")))
+        };
+        let mut config = tonic::transport::ClientTlsConfig::new()
+            .ca_certificate(tonic::transport::Certificate::from_pem(read(&tls.ca_file)?));
+        if !tls.cert_file.is_empty() {
+            config = config.identity(tonic::transport::Identity::from_pem(
+                read(&tls.cert_file)?,
+                read(&tls.key_file)?,
+            ));
+        }
+        if !tls.domain_name.is_empty() {
+            config = config.domain_name(tls.domain_name.clone());
+        }
+        endpoint = endpoint
+            .tls_config(config)
+            .map_err(|e| invalid(format!("{service} TLS: {e}")))?;
+    }
+    Ok(endpoint)
 }
 
 impl PeerConfig {
@@ -28,6 +78,7 @@ impl PeerConfig {
         Self {
             endpoints: vec![endpoint.into()],
             connect_timeout_ms: 0,
+            tls: PeerTls::default(),
         }
     }
 }
@@ -47,10 +98,7 @@ pub fn channel(service: &str, peer: &PeerConfig) -> Result<Channel, Error> {
     });
     let mut endpoints = Vec::with_capacity(peer.endpoints.len());
     for uri in &peer.endpoints {
-        let endpoint = Endpoint::from_shared(uri.clone())
-            .map_err(|e| {
-                Error::invalid_argument("peers", format!("{service} endpoint {uri:?}: {e}"))
-            })?
+        let endpoint = endpoint(service, uri, &peer.tls)?
             .connect_timeout(timeout)
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(30))

@@ -17,8 +17,12 @@ pub struct TenantConfig {
     /// A file of `<key id> <base64 public key>` lines (the chart mounts it from a
     /// ConfigMap). Takes precedence over `authz_endpoint`.
     pub verification_keys_file: String,
-    /// Otherwise fetch the keys from authz (`http://authz:50051`) and refresh them.
+    /// Otherwise fetch the keys from authz (`https://authz:50051`) and refresh them. Only
+    /// over TLS (`authz_tls`), or plaintext to a loopback address: the keys decide whom
+    /// every request trusts, so they never cross a network unauthenticated.
     pub authz_endpoint: String,
+    /// TLS to authz for the key fetch (its CA; a client certificate if authz asks).
+    pub authz_tls: codectx_clients::PeerTls,
     /// Refresh period when fetching from authz, in seconds (0: 60).
     pub refresh_seconds: u64,
 }
@@ -35,12 +39,21 @@ pub async fn load_verifier(config: &TenantConfig) -> Result<Arc<Verifier>, Error
             "no verification keys: set tenant.verification_keys_file or tenant.authz_endpoint",
         ));
     }
-    let verifier = Arc::new(Verifier::default());
     let endpoint = config.authz_endpoint.clone();
+    if !config.authz_tls.enabled() && !crate::tls::is_loopback(&endpoint) {
+        return Err(Error::invalid_argument(
+            "tenant.authz_tls",
+            format!(
+                "verification keys are fetched from {endpoint} without TLS: set tenant.authz_tls.ca_file (and an https:// endpoint), or use tenant.verification_keys_file"
+            ),
+        ));
+    }
+    let tls = config.authz_tls.clone();
+    let verifier = Arc::new(Verifier::default());
     // Wait for authz at startup: a service that cannot verify must not serve.
     let mut delay = Duration::from_millis(200);
     loop {
-        match fetch_keys(&endpoint).await {
+        match fetch_keys(&endpoint, &tls).await {
             Ok(keys) => {
                 replace_keys(&verifier, keys)?;
                 break;
@@ -64,7 +77,7 @@ pub async fn load_verifier(config: &TenantConfig) -> Result<Arc<Verifier>, Error
             let Some(verifier) = weak.upgrade() else {
                 break;
             };
-            match fetch_keys(&endpoint).await {
+            match fetch_keys(&endpoint, &tls).await {
                 Ok(keys) => {
                     if let Err(error) = replace_keys(&verifier, keys) {
                         tracing::warn!(%error, "authz sent an invalid verification key");
@@ -89,9 +102,11 @@ fn replace_keys(verifier: &Verifier, keys: Vec<VerificationKey>) -> Result<(), E
     Ok(())
 }
 
-async fn fetch_keys(endpoint: &str) -> Result<Vec<VerificationKey>, Error> {
-    let channel = tonic::transport::Endpoint::from_shared(endpoint.to_owned())
-        .map_err(|e| Error::invalid_argument("tenant.authz_endpoint", e.to_string()))?
+async fn fetch_keys(
+    endpoint: &str,
+    tls: &codectx_clients::PeerTls,
+) -> Result<Vec<VerificationKey>, Error> {
+    let channel = codectx_clients::endpoint("authz", endpoint, tls)?
         .connect_timeout(Duration::from_secs(2))
         .connect()
         .await

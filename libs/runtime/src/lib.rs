@@ -6,6 +6,7 @@
 mod deadline;
 mod keys;
 mod server;
+pub mod tls;
 mod trace;
 
 pub use deadline::DeadlineLayer;

@@ -34,6 +34,9 @@ pub struct ServerConfig {
     /// After SIGTERM: report NOT_SERVING for this long before refusing new requests, so
     /// load balancers stop sending; then finish what is in flight.
     pub drain_seconds: u64,
+    /// TLS for this listener (files reloaded on change); off: plaintext, which is meant
+    /// for loopback only.
+    pub tls: crate::tls::ServerTlsConfig,
 }
 
 impl Default for ServerConfig {
@@ -43,6 +46,7 @@ impl Default for ServerConfig {
             request_timeout_ms: 10_000,
             concurrency_limit: 256,
             drain_seconds: 5,
+            tls: Default::default(),
         }
     }
 }
@@ -187,27 +191,69 @@ pub async fn serve(
         drop(draining_tx);
     };
 
-    tracing::info!(service = name, address = ?address, "serving gRPC");
-    tonic::transport::Server::builder()
+    let router = tonic::transport::Server::builder()
         .layer(stack)
         .add_routes(service.routes)
         .add_service(health)
-        .add_service(reflection)
-        .serve_with_incoming_shutdown(
-            // Without TCP_NODELAY a response written in several segments waits for the
-            // peer's delayed ACK (about 40 ms per call on Linux loopback).
-            TcpListenerStream::new(listener).map(|stream| {
-                if let Ok(stream) = &stream {
-                    let _ = stream.set_nodelay(true);
-                }
-                stream
-            }),
-            signal,
-        )
-        .await
-        .map_err(|e| Error::internal(format!("{name} server failed: {e}")))?;
+        .add_service(reflection);
+    // Without TCP_NODELAY a response written in several segments waits for the peer's
+    // delayed ACK (about 40 ms per call on Linux loopback).
+    let tcp = TcpListenerStream::new(listener).map(|stream| {
+        if let Ok(stream) = &stream {
+            let _ = stream.set_nodelay(true);
+        }
+        stream
+    });
+    let served = if config.tls.enabled() {
+        let acceptor = tokio_rustls::TlsAcceptor::from(crate::tls::server_config(&config.tls)?);
+        tracing::info!(service = name, address = ?address, "serving gRPC over TLS");
+        router
+            .serve_with_incoming_shutdown(tls_incoming(tcp, acceptor), signal)
+            .await
+    } else {
+        if !address.is_some_and(|a| a.ip().is_loopback()) {
+            tracing::warn!(
+                service = name,
+                address = ?address,
+                "serving plaintext gRPC on a non-loopback address: set server.tls (docs/security.md)"
+            );
+        }
+        tracing::info!(service = name, address = ?address, "serving gRPC (plaintext)");
+        router.serve_with_incoming_shutdown(tcp, signal).await
+    };
+    served.map_err(|e| Error::internal(format!("{name} server failed: {e}")))?;
     tracing::info!(service = name, "stopped");
     Ok(())
+}
+
+/// TLS handshakes for accepted connections, each in its own task so a slow or hostile
+/// client cannot hold up the accept loop; failed handshakes are logged and dropped.
+fn tls_incoming(
+    tcp: impl futures::Stream<Item = std::io::Result<tokio::net::TcpStream>> + Send + 'static,
+    acceptor: tokio_rustls::TlsAcceptor,
+) -> impl futures::Stream<Item = std::io::Result<tokio_rustls::server::TlsStream<tokio::net::TcpStream>>>
+{
+    let (sender, receiver) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(async move {
+        let mut tcp = std::pin::pin!(tcp);
+        while let Some(accepted) = tcp.next().await {
+            let Ok(stream) = accepted else { continue };
+            let acceptor = acceptor.clone();
+            let sender = sender.clone();
+            tokio::spawn(async move {
+                let handshake =
+                    tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream)).await;
+                match handshake {
+                    Ok(Ok(stream)) => {
+                        let _ = sender.send(Ok(stream)).await;
+                    }
+                    Ok(Err(error)) => tracing::debug!(%error, "TLS handshake failed"),
+                    Err(_) => tracing::debug!("TLS handshake timed out"),
+                }
+            });
+        }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(receiver)
 }
 
 /// A service started in the background (tests, `codectx up`).

@@ -231,6 +231,9 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     })
     .await?;
     println!("codectx is up (data in {})", args.data.display());
+    println!(
+        "(services talk plaintext gRPC on loopback only; across a network each service sets server.tls and peers.*.tls: docs/security.md)"
+    );
     println!();
     println!("services (gRPC, health and reflection on each):");
     for (kind, endpoint) in stack.endpoints() {
