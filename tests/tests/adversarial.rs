@@ -467,6 +467,80 @@ async fn a_hostile_tenant_reads_nothing_and_breaks_nothing() {
             tally.record(tool, &request, &answer, started.elapsed(), &markers);
         }
     }
+    // Heavy inputs within the caps: a ~4 MiB diff over 100 files (real and made-up paths,
+    // thousands of hunks), every kind at once, the largest task. Each answers within its
+    // deadline (typed limit errors where a cap is reached).
+    let mut diff = String::new();
+    for file in 0..100 {
+        let path = if file == 0 {
+            "shop/cart.py".to_owned()
+        } else {
+            format!("shop/generated_{file}.py")
+        };
+        diff.push_str(&format!("--- a/{path}\n+++ b/{path}\n"));
+        for hunk in 0..95 {
+            let line = hunk * 7 + 1;
+            diff.push_str(&format!(
+                "@@ -{line},3 +{line},3 @@\n-old line {hunk}\n+{}\n context\n",
+                "x".repeat(370)
+            ));
+        }
+    }
+    assert!(diff.len() < 4 * 1024 * 1024, "{}", diff.len());
+    let kinds: Vec<String> = [
+        "function",
+        "method",
+        "type",
+        "interface",
+        "class",
+        "constant",
+        "module",
+        "package",
+        "file",
+        "doc_section",
+        "error_message",
+        "external",
+        "repository",
+        "f",
+        "g",
+        "h",
+    ]
+    .iter()
+    .map(|k| (*k).to_owned())
+    .collect();
+    for (tool, arguments) in [
+        (
+            "get_pr_context",
+            json!({"repository": "shop", "diff": diff}),
+        ),
+        (
+            "get_pr_context",
+            json!({"repository": "shop", "files": (0..100).map(|i| format!("shop/f{i}.py")).collect::<Vec<_>>()}),
+        ),
+        (
+            "search",
+            json!({"repository": "shop", "query": "Cart total", "kinds": kinds}),
+        ),
+        (
+            "minimal_context",
+            json!({"repository": "shop", "task": "Cart ".repeat(1_638)}),
+        ),
+        (
+            "get_symbol_context",
+            json!({"repository": "shop", "symbol": "Cart", "max_tokens": 20_000}),
+        ),
+    ] {
+        let arguments = object(arguments);
+        let request = Value::Object(arguments.clone()).to_string();
+        let started = Instant::now();
+        let answer = match attacker_client.call(tool, &arguments).await {
+            Ok(outcome) => outcome.haystack,
+            Err(CallError::Timeout) => "timeout".to_owned(),
+            Err(CallError::Transport(error)) => error,
+        };
+        tally.record(tool, &request, &answer, started.elapsed(), &markers);
+    }
+
     // The attacker's own valid calls still answer from its own graph.
     let own = attacker_client
         .call(

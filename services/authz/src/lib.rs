@@ -153,7 +153,10 @@ pub fn build(config: &Config) -> Result<Authz, Error> {
     let service = BuiltService {
         name: NAME,
         grpc_name: SERVICE_NAME,
-        routes: Routes::new(AuthzServiceServer::new(handler)),
+        routes: Routes::new(
+            AuthzServiceServer::new(handler)
+                .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
+        ),
         exempt_paths: CREDENTIAL_RPCS
             .iter()
             .map(|rpc| format!("/{SERVICE_NAME}/{rpc}"))

@@ -148,9 +148,10 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
     Ok(BuiltService {
         name: NAME,
         grpc_name: embedding_service_server::SERVICE_NAME,
-        routes: Routes::new(embedding_service_server::EmbeddingServiceServer::new(
-            service,
-        )),
+        routes: Routes::new(
+            embedding_service_server::EmbeddingServiceServer::new(service)
+                .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
+        ),
         exempt_paths: Vec::new(),
         readiness,
     })

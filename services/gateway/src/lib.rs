@@ -138,9 +138,10 @@ pub async fn build(config: Config, verifier: Arc<Verifier>) -> Result<Gateway, E
     let service = BuiltService {
         name: NAME,
         grpc_name: gateway_service_server::SERVICE_NAME,
-        routes: Routes::new(gateway_service_server::GatewayServiceServer::new(
-            GatewayHandler,
-        )),
+        routes: Routes::new(
+            gateway_service_server::GatewayServiceServer::new(GatewayHandler)
+                .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
+        ),
         exempt_paths: Vec::new(),
         readiness: Readiness::new(true),
     };

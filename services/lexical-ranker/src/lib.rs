@@ -89,7 +89,10 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
     Ok(BuiltService {
         name: NAME,
         grpc_name: lexical_ranker_service_server::SERVICE_NAME,
-        routes: Routes::new(lexical_ranker_service_server::LexicalRankerServiceServer::new(ranker)),
+        routes: Routes::new(
+            lexical_ranker_service_server::LexicalRankerServiceServer::new(ranker)
+                .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
+        ),
         exempt_paths: Vec::new(),
         readiness: Readiness::new(true),
     })

@@ -122,7 +122,8 @@ pub fn build_with_store(store: Arc<dyn VectorStore>) -> BuiltService {
         name: NAME,
         grpc_name: vector_gateway_service_server::SERVICE_NAME,
         routes: Routes::new(
-            vector_gateway_service_server::VectorGatewayServiceServer::new(VectorGateway { store }),
+            vector_gateway_service_server::VectorGatewayServiceServer::new(VectorGateway { store })
+                .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
         ),
         exempt_paths: Vec::new(),
         readiness: Readiness::new(true),
