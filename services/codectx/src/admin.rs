@@ -53,7 +53,7 @@ pub enum AdminCommand {
 pub enum IdentityCommand {
     /// Links the issuer's subject claim value (e.g. the IdP's user id) to a subject.
     Link {
-        /// The subject tokens with this claim authenticate as (`sub_...`).
+        /// The subject tokens with this claim authenticate as (`sub_...` or ORG/NAME).
         #[arg(long)]
         subject: String,
         /// The claim value (`sub` unless authz's `oidc.subject_claim` says otherwise).
@@ -61,8 +61,10 @@ pub enum IdentityCommand {
     },
     /// Unlinks it: tokens naming it fail from the next request on.
     Unlink {
+        /// The subject the claim is linked to (`sub_...` or ORG/NAME).
         #[arg(long)]
         subject: String,
+        /// The claim value to unlink.
         claim: String,
     },
 }
@@ -70,49 +72,72 @@ pub enum IdentityCommand {
 #[derive(Debug, Subcommand)]
 pub enum OrgCommand {
     /// Creates an organisation (platform admins only).
-    Create { name: String },
+    Create {
+        /// The organisation's name (unique; 1-128 characters).
+        name: String,
+    },
     /// Lists the organisations you administer.
     List,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum TeamCommand {
+    /// Creates a team in an organisation.
     Create {
+        /// The organisation (name or `org_...`).
         #[arg(long)]
         org: String,
+        /// The team's name, unique in the organisation.
         name: String,
     },
+    /// Lists an organisation's teams with their members.
     List {
+        /// The organisation (name or `org_...`).
         #[arg(long)]
         org: String,
     },
+    /// Adds a subject to a team (the team's grants then reach it).
     AddMember {
+        /// The team (`team_...` or ORG/NAME).
         team: String,
+        /// The subject (`sub_...` or ORG/NAME).
         subject: String,
     },
+    /// Removes a subject from a team.
     RemoveMember {
+        /// The team (`team_...` or ORG/NAME).
         team: String,
+        /// The subject (`sub_...` or ORG/NAME).
         subject: String,
     },
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum RoleArg {
+    /// Reads what grants allow.
     Member,
+    /// Manages its own organisation.
     OrgAdmin,
+    /// Manages every organisation.
     PlatformAdmin,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum SubjectCommand {
+    /// Creates a subject (a person or a service account) in an organisation.
     Create {
+        /// The organisation (name or `org_...`).
         #[arg(long)]
         org: String,
+        /// The subject's name, unique in the organisation.
         name: String,
+        /// What the subject may administer.
         #[arg(long, value_enum, default_value = "member")]
         role: RoleArg,
     },
+    /// Lists an organisation's subjects.
     List {
+        /// The organisation (name or `org_...`).
         #[arg(long)]
         org: String,
     },
@@ -122,15 +147,21 @@ pub enum SubjectCommand {
 pub enum KeyCommand {
     /// Creates a key; its secret is printed once and never stored in clear.
     Create {
+        /// The subject the key authenticates as (`sub_...` or ORG/NAME).
         #[arg(long)]
         subject: String,
+        /// A label for the key (e.g. the machine it lives on).
         name: String,
     },
+    /// Lists a subject's keys (prefixes only, never secrets).
     List {
+        /// The subject (`sub_...` or ORG/NAME).
         #[arg(long)]
         subject: String,
     },
+    /// Revokes a key: it fails on its next request.
     Revoke {
+        /// The key's id (`key_...`, from `key list`).
         key: String,
     },
 }
@@ -140,7 +171,7 @@ pub enum RepoCommand {
     /// Adds an entry for a publicly shared graph. Entries for an organisation's own
     /// repositories are made by indexing them (`codectx index PATH --name KEY --org ORG`).
     Create {
-        /// The organisation that gets the entry (id).
+        /// The organisation that gets the entry (name or `org_...`).
         #[arg(long)]
         org: String,
         /// The entry's name, as agents will pass it as `repository`.
@@ -151,28 +182,36 @@ pub enum RepoCommand {
     },
     /// Makes the graph behind an owner's entry public under a name (platform admins only).
     Share {
-        /// The owner's entry id (`repo_...`).
+        /// The owner's entry (`repo_...` or ORG/NAME).
         repository: String,
         /// The name other organisations pass to `repo create --public`.
         public_name: String,
     },
     /// Lists the publicly shared graphs.
     Public,
+    /// Lists an organisation's repository entries.
     List {
+        /// The organisation (name or `org_...`).
         #[arg(long)]
         org: String,
     },
+    /// Deletes an entry and revokes its grants (the graph stays until re-indexed or removed).
     Delete {
+        /// The entry (`repo_...` or ORG/NAME).
         repository: String,
     },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum GrantCommand {
+    /// Grants a subject or a team access to a repository entry.
     Create {
+        /// The entry (`repo_...` or ORG/NAME).
         repository: String,
+        /// The subject (`sub_...` or ORG/NAME).
         #[arg(long, conflicts_with = "team", required_unless_present = "team")]
         subject: Option<String>,
+        /// The team (`team_...` or ORG/NAME).
         #[arg(long)]
         team: Option<String>,
         /// Scopes: read_code, read_memory, write_memory (comma separated).
@@ -183,10 +222,14 @@ pub enum GrantCommand {
         )]
         scopes: Vec<String>,
     },
+    /// Lists an entry's grants.
     List {
+        /// The entry (`repo_...` or ORG/NAME).
         repository: String,
     },
+    /// Revokes a grant: the next request without another grant fails.
     Revoke {
+        /// The grant's id (`grnt_...`, from `grant list`).
         grant: String,
     },
 }
@@ -261,6 +304,104 @@ fn print_team(t: &pb::Team) {
     );
 }
 
+/// Turns what a person typed into ids: ids pass through; names are looked up (`--org
+/// acme-web`; subjects, teams and repositories as `ORG/NAME`, since their names are per
+/// organisation). Errors name the flag and the value.
+struct Names {
+    client: AuthzClient,
+    key: String,
+}
+
+fn split_scoped<'a>(flag: &str, value: &'a str, kind: &str) -> anyhow::Result<(&'a str, &'a str)> {
+    value.split_once('/').ok_or_else(|| {
+        anyhow::anyhow!("{flag} {value}: give a {kind} id or ORG/NAME (e.g. acme-web/{value})")
+    })
+}
+
+impl Names {
+    async fn organisation(&self, value: &str) -> anyhow::Result<String> {
+        use codectx_core::ids::{has_prefix, prefix};
+        if has_prefix(value, prefix::ORGANISATION) {
+            return Ok(value.to_owned());
+        }
+        let organisations = self
+            .client
+            .list_organisations(&self.key, pb::ListOrganisationsRequest {})
+            .await?
+            .organisations;
+        organisations
+            .into_iter()
+            .find(|o| o.name == value)
+            .map(|o| o.id)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--org {value}: no organisation with that name that you administer (`codectx admin org list` shows them)"
+                )
+            })
+    }
+
+    async fn subject(&self, value: &str) -> anyhow::Result<String> {
+        use codectx_core::ids::{has_prefix, prefix};
+        if has_prefix(value, prefix::SUBJECT) {
+            return Ok(value.to_owned());
+        }
+        let (organisation, name) = split_scoped("--subject", value, "subject")?;
+        let organisation_id = self.organisation(organisation).await?;
+        let subjects = self
+            .client
+            .list_subjects(&self.key, pb::ListSubjectsRequest { organisation_id })
+            .await?
+            .subjects;
+        subjects
+            .into_iter()
+            .find(|s| s.name == name)
+            .map(|s| s.id)
+            .ok_or_else(|| {
+                anyhow::anyhow!("--subject {value}: no subject {name:?} in {organisation}")
+            })
+    }
+
+    async fn team(&self, value: &str) -> anyhow::Result<String> {
+        use codectx_core::ids::{has_prefix, prefix};
+        if has_prefix(value, prefix::TEAM) {
+            return Ok(value.to_owned());
+        }
+        let (organisation, name) = split_scoped("--team", value, "team")?;
+        let organisation_id = self.organisation(organisation).await?;
+        let teams = self
+            .client
+            .list_teams(&self.key, pb::ListTeamsRequest { organisation_id })
+            .await?
+            .teams;
+        teams
+            .into_iter()
+            .find(|t| t.name == name)
+            .map(|t| t.id)
+            .ok_or_else(|| anyhow::anyhow!("--team {value}: no team {name:?} in {organisation}"))
+    }
+
+    async fn repository(&self, value: &str) -> anyhow::Result<String> {
+        use codectx_core::ids::{has_prefix, prefix};
+        if has_prefix(value, prefix::REPOSITORY) {
+            return Ok(value.to_owned());
+        }
+        let (organisation, name) = split_scoped("repository", value, "repository")?;
+        let organisation_id = self.organisation(organisation).await?;
+        let repositories = self
+            .client
+            .list_repositories(&self.key, pb::ListRepositoriesRequest { organisation_id })
+            .await?
+            .repositories;
+        repositories
+            .into_iter()
+            .find(|r| r.name == name)
+            .map(|r| r.id)
+            .ok_or_else(|| {
+                anyhow::anyhow!("repository {value}: no repository {name:?} in {organisation}")
+            })
+    }
+}
+
 pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
     let key = std::env::var(&args.api_key_env).map_err(|_| {
         anyhow::anyhow!(
@@ -268,9 +409,33 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             args.api_key_env
         )
     })?;
-    let client = AuthzClient::connect(&PeerConfig::single(args.authz.clone()))?;
+    let client = AuthzClient::connect(&PeerConfig::single(args.authz.clone()))
+        .map_err(|e| anyhow::anyhow!("--authz {}: {e}", args.authz))?;
     let key = key.as_str();
-    match args.command {
+    let names = Names {
+        client: client.clone(),
+        key: key.to_owned(),
+    };
+    let endpoint = args.authz.clone();
+    run_command(args.command, &client, key, &names)
+        .await
+        .map_err(|error| match error.downcast::<codectx_errors::Error>() {
+            Ok(error) if error.kind() == codectx_errors::ErrorKind::Unavailable => anyhow::anyhow!(
+                "cannot reach authz at {endpoint} (--authz or CODECTX_AUTHZ_ENDPOINT): {}",
+                error.message()
+            ),
+            Ok(error) => anyhow::anyhow!("{}", error.message()),
+            Err(error) => error,
+        })
+}
+
+async fn run_command(
+    command: AdminCommand,
+    client: &AuthzClient,
+    key: &str,
+    names: &Names,
+) -> anyhow::Result<()> {
+    match command {
         AdminCommand::Whoami => {
             let subject = client
                 .authenticate(pb::AuthenticateRequest {
@@ -308,7 +473,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                     .create_team(
                         key,
                         pb::CreateTeamRequest {
-                            organisation_id: org,
+                            organisation_id: names.organisation(&org).await?,
                             name,
                         },
                     )
@@ -320,7 +485,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                 .list_teams(
                     key,
                     pb::ListTeamsRequest {
-                        organisation_id: org,
+                        organisation_id: names.organisation(&org).await?,
                     },
                 )
                 .await?
@@ -335,8 +500,8 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                     .add_team_member(
                         key,
                         pb::TeamMemberRequest {
-                            team_id: team,
-                            subject_id: subject,
+                            team_id: names.team(&team).await?,
+                            subject_id: names.subject(&subject).await?,
                         },
                     )
                     .await?,
@@ -348,8 +513,8 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                     .remove_team_member(
                         key,
                         pb::TeamMemberRequest {
-                            team_id: team,
-                            subject_id: subject,
+                            team_id: names.team(&team).await?,
+                            subject_id: names.subject(&subject).await?,
                         },
                     )
                     .await?,
@@ -365,7 +530,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                 .create_subject(
                     key,
                     pb::CreateSubjectRequest {
-                        organisation_id: org,
+                        organisation_id: names.organisation(&org).await?,
                         name,
                         role,
                     },
@@ -378,7 +543,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                 .list_subjects(
                     key,
                     pb::ListSubjectsRequest {
-                        organisation_id: org,
+                        organisation_id: names.organisation(&org).await?,
                     },
                 )
                 .await?
@@ -392,7 +557,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                 .create_api_key(
                     key,
                     pb::CreateApiKeyRequest {
-                        subject_id: subject,
+                        subject_id: names.subject(&subject).await?,
                         name,
                     },
                 )
@@ -406,7 +571,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                 .list_api_keys(
                     key,
                     pb::ListApiKeysRequest {
-                        subject_id: subject,
+                        subject_id: names.subject(&subject).await?,
                     },
                 )
                 .await?
@@ -432,7 +597,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                     .create_repository(
                         key,
                         pb::CreateRepositoryRequest {
-                            organisation_id: org,
+                            organisation_id: names.organisation(&org).await?,
                             name,
                             public_graph: public,
                         },
@@ -448,7 +613,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                 .share_graph(
                     key,
                     pb::ShareGraphRequest {
-                        repository_id: repository,
+                        repository_id: names.repository(&repository).await?,
                         public_name,
                     },
                 )
@@ -472,7 +637,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                 .list_repositories(
                     key,
                     pb::ListRepositoriesRequest {
-                        organisation_id: org,
+                        organisation_id: names.organisation(&org).await?,
                     },
                 )
                 .await?
@@ -487,7 +652,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                     .delete_repository(
                         key,
                         pb::DeleteRepositoryRequest {
-                            repository_id: repository,
+                            repository_id: names.repository(&repository).await?,
                         },
                     )
                     .await?,
@@ -500,15 +665,19 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
             scopes,
         }) => {
             let grantee = match (subject, team) {
-                (Some(subject), _) => pb::create_grant_request::Grantee::SubjectId(subject),
-                (None, Some(team)) => pb::create_grant_request::Grantee::TeamId(team),
+                (Some(subject), _) => {
+                    pb::create_grant_request::Grantee::SubjectId(names.subject(&subject).await?)
+                }
+                (None, Some(team)) => {
+                    pb::create_grant_request::Grantee::TeamId(names.team(&team).await?)
+                }
                 (None, None) => anyhow::bail!("name a --subject or a --team"),
             };
             let grant = client
                 .create_grant(
                     key,
                     pb::CreateGrantRequest {
-                        repository_id: repository,
+                        repository_id: names.repository(&repository).await?,
                         grantee: Some(grantee),
                         scopes: scope_values(&scopes)?,
                     },
@@ -521,7 +690,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                 .list_grants(
                     key,
                     pb::ListGrantsRequest {
-                        repository_id: repository,
+                        repository_id: names.repository(&repository).await?,
                     },
                 )
                 .await?
@@ -543,7 +712,7 @@ pub async fn run(args: AdminArgs) -> anyhow::Result<()> {
                 IdentityCommand::Unlink { subject, claim } => (false, subject, claim),
             };
             let request = pb::IdentityRequest {
-                subject_id: subject,
+                subject_id: names.subject(&subject).await?,
                 claim,
             };
             let identity = if link {
