@@ -372,6 +372,17 @@ async fn code_snippets_are_verified_and_fail_closed() {
         .await
         .unwrap_err();
     assert_eq!(error.field(), "target");
+
+    // The checkout is gone: stale, and the error never names where it was on the server.
+    let checkout = f.checkout.path().canonicalize().unwrap();
+    std::fs::remove_dir_all(&checkout).unwrap();
+    let error = assembler
+        .code_snippet(&f.context, by_symbol("NewServer", ""))
+        .await
+        .unwrap_err();
+    assert_eq!(error.reason(), "stale");
+    let shown = checkout.display().to_string();
+    assert!(!error.message().contains(&shown), "{}", error.message());
     f.stack.stack.stop().await.unwrap();
 }
 
