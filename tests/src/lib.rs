@@ -315,3 +315,19 @@ pub fn codectx_binary() -> std::path::PathBuf {
     );
     binary
 }
+
+/// Runs Debian's `openssl` command line (the tests' independent signer and CA) in
+/// `directory` and returns what it printed; fails the test with its error otherwise.
+pub fn openssl(directory: &std::path::Path, args: &[&str]) -> Vec<u8> {
+    let output = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(directory)
+        .output()
+        .expect("openssl runs (Debian's openssl package; .ci/run installs it)");
+    assert!(
+        output.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}

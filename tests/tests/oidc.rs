@@ -29,16 +29,7 @@ struct Issuer {
 }
 
 fn openssl(args: &[&str]) -> Vec<u8> {
-    let output = std::process::Command::new("openssl")
-        .args(args)
-        .output()
-        .expect("openssl runs (Debian's openssl package)");
-    assert!(
-        output.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output.stdout
+    codectx_tests::openssl(&std::env::temp_dir(), args)
 }
 
 fn now() -> u64 {

@@ -14,16 +14,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
 fn openssl(directory: &Path, args: &[&str]) {
-    let output = std::process::Command::new("openssl")
-        .args(args)
-        .current_dir(directory)
-        .output()
-        .expect("openssl runs (Debian's openssl package)");
-    assert!(
-        output.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    codectx_tests::openssl(directory, args);
 }
 
 /// A CA and leaf certificates it signs, all P-256, written under one directory.

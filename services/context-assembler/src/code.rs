@@ -85,7 +85,10 @@ fn envelope(status: AnswerStatus, entries: Vec<Value>, legs: &[&str]) -> Value {
     json!({"status": status_name(status), "entries": entries, "omitted": [], "provenance": {"legs": legs}, "tokens": 0})
 }
 
-fn finish(
+/// Packs the answer under its budget. Packing is CPU work proportional to the answer, so it
+/// runs on the blocking pool: the request's deadline can fire while it runs instead of
+/// waiting for it.
+async fn finish(
     status: AnswerStatus,
     answer: Value,
     max_tokens: u32,
@@ -103,7 +106,10 @@ fn finish(
         })
         .collect();
     order.extend(removable.iter().cloned());
-    match pack(answer, max_tokens, &order) {
+    let packed = tokio::task::spawn_blocking(move || pack(answer, max_tokens, &order))
+        .await
+        .map_err(|e| Error::internal(format!("packer: {e}")))?;
+    match packed {
         Ok((json, tokens)) => Ok(Answer {
             status,
             json,
@@ -388,7 +394,7 @@ pub async fn symbol_context(
         shed("tests", name, 3),
         shed("callers", name, 4),
     ];
-    finish(AnswerStatus::Ok, answer, max_tokens, &removable)
+    finish(AnswerStatus::Ok, answer, max_tokens, &removable).await
 }
 
 /// `get_call_graph`: callers and/or callees, depth 1..2.
@@ -438,7 +444,7 @@ pub async fn call_graph(
     .await?;
     let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
     answer["omitted"] = Value::from(omitted);
-    finish(AnswerStatus::Ok, answer, max_tokens, &removable)
+    finish(AnswerStatus::Ok, answer, max_tokens, &removable).await
 }
 
 /// `search`: exact matches first, then BM25, fused by rank, hydrated (stale ids dropped),
@@ -500,6 +506,7 @@ pub async fn search(
         limits::DEFAULT_TOKENS_CONTEXT,
         &[],
     )
+    .await
 }
 
 /// Symbols one identifier in a task may resolve to.
@@ -715,7 +722,7 @@ pub async fn minimal_context(
             "provenance": {"legs": ["exact", "name", "vector"]},
             "tokens": 0
         });
-        return finish(AnswerStatus::Ok, answer, max_tokens, &memory_notes_shed());
+        return finish(AnswerStatus::Ok, answer, max_tokens, &memory_notes_shed()).await;
     }
     if found.is_empty() {
         let suggestion = if unresolved {
@@ -793,7 +800,7 @@ pub async fn minimal_context(
             shed("implementations", &name, 6),
         ])
         .collect();
-    finish(AnswerStatus::Ok, answer, max_tokens, &removable)
+    finish(AnswerStatus::Ok, answer, max_tokens, &removable).await
 }
 
 /// The last part of a qualified name: `frobnicate` of `os.path.frobnicate`.
@@ -952,7 +959,7 @@ pub async fn pr_context(
         what: "changed symbols".into(),
         priority: 3,
     });
-    let packed = finish(AnswerStatus::Ok, answer, max_tokens, &removable)?;
+    let packed = finish(AnswerStatus::Ok, answer, max_tokens, &removable).await?;
     if packed.status == AnswerStatus::Ok
         && serde_json::from_str::<Value>(&packed.json)
             .map_err(|e| Error::internal(format!("packed answer: {e}")))?["entries"]
@@ -1019,7 +1026,7 @@ pub async fn code_snippet(
     let mut entry = card(&symbol, false);
     entry["text"] = Value::from(snippet.text);
     let answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
-    let answer = finish(AnswerStatus::Ok, answer, limits::MAX_TOKENS, &[])?;
+    let answer = finish(AnswerStatus::Ok, answer, limits::MAX_TOKENS, &[]).await?;
     if answer.status == AnswerStatus::BudgetExceeded {
         let (json, tokens) = codectx_assemble::finalize(json!({
             "status": "budget_exceeded",

@@ -247,6 +247,17 @@ impl Tools {
         }
     }
 
+    /// The repository entries the caller's credential may use.
+    async fn visible_repositories(&self, key: &str) -> Result<Vec<authz::AccessRepository>, Error> {
+        Ok(self
+            .authz
+            .list_accessible_repositories(authz::ListAccessibleRepositoriesRequest {
+                credential: Some(bearer_credential(key)),
+            })
+            .await?
+            .repositories)
+    }
+
     /// Resolves the call's repository through authz into a verified context.
     async fn authorize(
         &self,
@@ -256,13 +267,7 @@ impl Tools {
         let repository = match repository {
             Some(repository) => repository,
             None => {
-                let visible = self
-                    .authz
-                    .list_accessible_repositories(authz::ListAccessibleRepositoriesRequest {
-                        credential: Some(bearer_credential(key)),
-                    })
-                    .await?
-                    .repositories;
+                let visible = self.visible_repositories(key).await?;
                 match visible.as_slice() {
                     [only] => only.id.clone(),
                     [] => {
@@ -333,13 +338,7 @@ impl Tools {
     }
 
     async fn list_repositories(&self, key: &str) -> Result<CallToolResult, Error> {
-        let visible = self
-            .authz
-            .list_accessible_repositories(authz::ListAccessibleRepositoriesRequest {
-                credential: Some(bearer_credential(key)),
-            })
-            .await?
-            .repositories;
+        let visible = self.visible_repositories(key).await?;
         let entries: Vec<Value> = visible
             .iter()
             .map(|r| json!({"name": r.name, "id": r.id}))
