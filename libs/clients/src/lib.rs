@@ -388,15 +388,17 @@ authz_calls! {
     }
 }
 
-/// The credential an `Authorization: Bearer` value carries: codectx API keys start with
-/// `cxk_`; anything else is passed to authz as a JWT (validated against its OIDC issuer).
+/// The credential an `Authorization: Bearer` value carries: a JWT when it has the shape
+/// of a compact JWS (a base64url JSON header `eyJ...` and exactly three dot-separated
+/// parts), an API key otherwise (`cxk_...`, or a key imported with any other spelling).
 pub fn bearer_credential(bearer: &str) -> authz::v1::Credential {
-    if bearer.starts_with("cxk_") {
-        api_key_credential(bearer)
-    } else {
+    let looks_like_jwt = bearer.starts_with("eyJ") && bearer.split('.').count() == 3;
+    if looks_like_jwt {
         authz::v1::Credential {
             kind: Some(authz::v1::credential::Kind::BearerToken(bearer.to_owned())),
         }
+    } else {
+        api_key_credential(bearer)
     }
 }
 
@@ -404,5 +406,29 @@ pub fn bearer_credential(bearer: &str) -> authz::v1::Credential {
 pub fn api_key_credential(api_key: &str) -> authz::v1::Credential {
     authz::v1::Credential {
         kind: Some(authz::v1::credential::Kind::ApiKey(api_key.to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearers_are_jwts_only_in_jws_shape() {
+        let kind = |bearer: &str| bearer_credential(bearer).kind.unwrap();
+        assert!(matches!(
+            kind("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln"),
+            authz::v1::credential::Kind::BearerToken(_)
+        ));
+        for key in [
+            "cxk_abcdefghijklmnop",
+            "my-own-dev-key-0123456789",
+            "eyJ-but-no-dots",
+        ] {
+            assert!(
+                matches!(kind(key), authz::v1::credential::Kind::ApiKey(_)),
+                "{key}"
+            );
+        }
     }
 }
