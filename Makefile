@@ -68,6 +68,10 @@ bench-smoke: ## CI smoke: six Python stdlib questions in call mode; fails below 
 bench-index: ## Index the Python standard library: files/s and peak memory, cold and incremental
 	bench/index.sh
 
+.PHONY: corpus
+corpus: ## Fetch the pinned corpus of real projects (bench/corpus.toml) from the package registries into ~/.cache/codectx/corpus
+	bench/fetch-corpus.sh
+
 .PHONY: bench-legs
 bench-legs: ## Retrieval-leg micro-benchmarks: BM25, query embedding, vector search (p50/p95)
 	deploy/local/with-services.sh $(CARGO) run --release -q -p codectx-tests --example bench_legs
