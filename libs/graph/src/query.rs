@@ -63,7 +63,7 @@ pub async fn lookup(
         .filter(|n| kinds.contains(&n.kind))
         .collect();
     if matches.is_empty() {
-        let key = lookup_key(selector);
+        let key = javascript_member_key(&lookup_key(selector));
         let last = key.rsplit('.').next().unwrap_or(&key).to_owned();
         if !last.is_empty() {
             matches = store
@@ -92,6 +92,24 @@ pub async fn lookup(
     let ambiguous = matches.len() > 1;
     matches.truncate(limit);
     Ok(Lookup { matches, ambiguous })
+}
+
+/// A selector key with JavaScript's member spellings removed: `Layer.prototype.match` names
+/// the method stored as `Layer.match`, and `exports.f` / `module.exports.f` the module's
+/// function `f` (functions defined by assignment are stored under the object's local
+/// name and the property).
+fn javascript_member_key(key: &str) -> String {
+    let mut parts: Vec<&str> = key.split('.').filter(|p| *p != "prototype").collect();
+    if parts.len() > 2 && parts[0] == "module" && parts[1] == "exports" {
+        parts.drain(..2);
+    } else if parts.len() > 1 && parts[0] == "exports" {
+        parts.remove(0);
+    }
+    if parts.is_empty() {
+        key.to_owned()
+    } else {
+        parts.join(".")
+    }
 }
 
 /// Which directions to expand.

@@ -356,6 +356,24 @@ impl<'a> Index<'a> {
         None
     }
 
+    /// `this.name()` inside a method whose owner is not a type: a JavaScript object's
+    /// methods defined by assignment (`res.json = function () { this.send() }`) share the
+    /// owner, so the sibling `res.send` is the target.
+    fn sibling_method(&self, file: usize, scope: i32, name: &str) -> Option<SymbolRef> {
+        let mut current = scope;
+        while current >= 0 {
+            let symbol = &self.files[file].symbols[current as usize];
+            if !symbol.owner_type.is_empty() {
+                let sep = self.sep(file);
+                return self.qualified(&format!("{}{sep}{name}", symbol.owner_type), |s| {
+                    is_callable(&s.kind)
+                });
+            }
+            current = symbol.parent;
+        }
+        None
+    }
+
     /// A plain (receiver-less) name: nested scopes, the module, imports.
     fn resolve_plain(
         &self,
@@ -490,7 +508,8 @@ impl<'a> Index<'a> {
             "" => self.resolve_plain(file, scope, name, call.arguments),
             "self" | "this" | "cls" => self
                 .enclosing_type(file, scope)
-                .and_then(|t| self.method_of(t, name, call.arguments, 0)),
+                .and_then(|t| self.method_of(t, name, call.arguments, 0))
+                .or_else(|| self.sibling_method(file, scope, name)),
             "super()" | "super" => self.enclosing_type(file, scope).and_then(|t| {
                 let symbol = self.symbol(t);
                 symbol.bases.iter().find_map(|base| {

@@ -201,8 +201,121 @@ fn statement(
                 declarator_node(declarator, node, scope, context, describe, b);
             }
         }
+        "expression_statement" => {
+            let assigned = children(node)
+                .into_iter()
+                .find(|c| c.kind() == "assignment_expression")
+                .is_some_and(|a| assignment(node, a, scope, context, describe, b));
+            if !assigned {
+                expressions(node, scope, context, describe, b);
+            }
+        }
         _ => expressions(node, scope, context, describe, b),
     }
+}
+
+/// The leftmost operand of a concatenation (`'bad path ' + p + '!'` -> `'bad path '`): the
+/// constant part of a message built by `+`.
+fn leading_operand(mut node: SyntaxNode<'_>) -> SyntaxNode<'_> {
+    while node.kind() == "binary_expression" {
+        match node.child_by_field_name("left") {
+            Some(left) => node = left,
+            None => break,
+        }
+    }
+    node
+}
+
+/// The value a chain of assignments stores (`a = b.c = function () {}` stores the function).
+fn assigned_value(mut value: SyntaxNode<'_>) -> SyntaxNode<'_> {
+    while value.kind() == "assignment_expression" {
+        match value.child_by_field_name("right") {
+            Some(right) => value = right,
+            None => break,
+        }
+    }
+    value
+}
+
+fn is_function_value(node: SyntaxNode<'_>) -> bool {
+    matches!(
+        node.kind(),
+        "arrow_function" | "function_expression" | "function" | "generator_function"
+    )
+}
+
+/// A function defined by assignment to a member, the CommonJS and prototype idioms:
+/// `exports.f = function`, `module.exports.f = function` (the module's function `f`),
+/// `X.prototype.m = function` (method `m` of `X`), and `obj.m = function m()` on a local
+/// object (method `m` of `obj`, e.g. `res.send` on `var res = Object.create(...)`). The
+/// symbol spans the whole statement. Returns false for anything else (computed members,
+/// `this.x = ...`, non-function values), which is then walked for calls as before.
+fn assignment(
+    statement: SyntaxNode<'_>,
+    assignment: SyntaxNode<'_>,
+    scope: i32,
+    context: &Context,
+    describe: &[String],
+    b: &mut Builder<'_>,
+) -> bool {
+    let (Some(left), Some(right)) = (
+        assignment.child_by_field_name("left"),
+        assignment.child_by_field_name("right"),
+    ) else {
+        return false;
+    };
+    let value = assigned_value(right);
+    if left.kind() != "member_expression" || !is_function_value(value) {
+        return false;
+    }
+    let property = b.field_text(left, "property").to_owned();
+    let Some(object) = left.child_by_field_name("object") else {
+        return false;
+    };
+    let object = b.text(object).to_owned();
+    let plain = |text: &str| {
+        !text.is_empty()
+            && text != "this"
+            && text
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    };
+    if property.is_empty() || !plain(&property) {
+        return false;
+    }
+    let owner = match object.as_str() {
+        "exports" | "module.exports" => String::new(),
+        text => match text.strip_suffix(".prototype") {
+            Some(class) if plain(class) => class.to_owned(),
+            Some(_) => return false,
+            None if plain(text) => text.to_owned(),
+            None => return false,
+        },
+    };
+    let (kind, owner_qualified) = if owner.is_empty() {
+        ("function", String::new())
+    } else {
+        let prefix = if scope >= 0 {
+            b.facts.symbols[scope as usize].qualified_name.clone()
+        } else {
+            context.module.clone()
+        };
+        ("method", join(&prefix, &owner))
+    };
+    let index = function_like(
+        value,
+        &property,
+        kind,
+        scope,
+        &owner_qualified,
+        context,
+        describe,
+        b,
+    );
+    b.set_span(index, line(statement), end_line(statement));
+    let summary = super::truncate_chars(&doc(statement, b), 200);
+    b.facts.symbols[index as usize].summary = crate::redact::summary(&summary);
+    true
 }
 
 fn import(node: SyntaxNode<'_>, context: &Context, b: &mut Builder<'_>) {
@@ -428,7 +541,13 @@ fn declarator_node(
     b: &mut Builder<'_>,
 ) {
     let name = b.field_text(declarator, "name").to_owned();
-    let value = declarator.child_by_field_name("value");
+    // `var proto = module.exports = function () {}` defines `proto`.
+    let value = declarator
+        .child_by_field_name("value")
+        .map(|v| match assigned_value(v) {
+            inner if is_function_value(inner) => inner,
+            _ => v,
+        });
     match value {
         Some(v)
             if matches!(
@@ -490,6 +609,7 @@ fn expressions(
                 .find(|c| matches!(c.kind(), "new_expression" | "call_expression"))
                 .and_then(|e| e.child_by_field_name("arguments"))
                 .and_then(|a| children(a).into_iter().next())
+                .map(leading_operand)
                 .filter(|a| matches!(a.kind(), "string" | "template_string"))
                 .and_then(|s| string_value(b.text(s)));
             if let Some(message) = message {

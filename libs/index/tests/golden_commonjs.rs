@@ -1,0 +1,79 @@
+//! CommonJS golden test over tests/fixtures/commonjs: functions defined by assignment
+//! (`obj.name = function name() {}` on an object from `Object.create`, `exports.f =
+//! function`, `X.prototype.m = function`, `var proto = module.exports = function`),
+//! calls through `this` inside them, selectors made of the object's local name and the
+//! property, and the messages they throw.
+
+mod common;
+
+use codectx_graph::Confidence::Resolved;
+use common::index_fixture;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commonjs_assignment_defined_functions() {
+    let g = index_fixture("commonjs").await;
+    assert!(g.report.skipped.is_empty(), "{:?}", g.report.skipped);
+    let expected: Vec<(&str, &str, u32, u32)> = vec![
+        ("lib/layer.Layer", "function", 5, 11),
+        ("lib/layer.Layer.match", "method", 16, 18),
+        ("lib/layer.decodeParam", "function", 20, 25),
+        ("lib/response.res.json", "method", 16, 19),
+        ("lib/response.res.send", "method", 11, 14),
+        ("lib/response.res.set", "method", 21, 24),
+        ("lib/router.proto", "function", 6, 10),
+        ("lib/router.proto.handle", "method", 15, 20),
+        ("lib/util.deprecate", "function", 3, 5),
+        ("lib/util.flatten", "function", 9, 11),
+    ];
+    let expected: Vec<(String, String, u32, u32)> = expected
+        .into_iter()
+        .map(|(n, k, s, e)| (n.to_owned(), k.to_owned(), s, e))
+        .collect();
+    assert_eq!(g.symbols().await, expected);
+    assert_eq!(
+        g.symbol("lib/response.res.send").await.summary,
+        "Sends a response body."
+    );
+    assert_eq!(
+        g.symbol("lib/layer.Layer.match").await.summary,
+        "Whether the layer matches a path."
+    );
+
+    // Selectors as a JavaScript developer names them.
+    assert_eq!(g.lookup("res.send").await, vec!["lib/response.res.send"]);
+    assert_eq!(
+        g.lookup("proto.handle").await,
+        vec!["lib/router.proto.handle"]
+    );
+    assert_eq!(
+        g.lookup("Layer.prototype.match").await,
+        vec!["lib/layer.Layer.match"]
+    );
+    assert_eq!(
+        g.lookup("exports.deprecate").await,
+        vec!["lib/util.deprecate"]
+    );
+
+    // Calls through `this` inside an assignment-defined method reach its siblings.
+    assert_eq!(
+        g.callees("lib/response.res.json").await,
+        vec![
+            (
+                "JSON.stringify".to_owned(),
+                17,
+                codectx_graph::Confidence::Unresolved
+            ),
+            ("lib/response.res.send".to_owned(), 18, Resolved),
+        ]
+    );
+    assert!(g.callers("lib/layer.decodeParam").await.contains(&(
+        "lib/layer.Layer.match".to_owned(),
+        17,
+        Resolved
+    )));
+    // The constant part of a message built by concatenation is kept.
+    assert_eq!(
+        g.errors_in("lib/layer.js").await,
+        vec![("Layer path must be a string, got".to_owned(), 22)]
+    );
+}
