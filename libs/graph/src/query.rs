@@ -85,6 +85,18 @@ pub async fn lookup(
                 .filter(|n| kinds.contains(&n.kind))
                 .collect();
         }
+        if matches.is_empty() && !last.is_empty() {
+            // The public path users import it by: `requests.Session` for
+            // `requests.sessions.Session`, `itertools::Interleave` for
+            // `itertools::adaptors::Interleave` (package `__init__` and `pub use`
+            // re-exports).
+            matches = store
+                .nodes_by_name(graph_id, &last, NAME_CANDIDATES)
+                .await?
+                .into_iter()
+                .filter(|n| kinds.contains(&n.kind) && skips_only_modules(&key, n))
+                .collect();
+        }
     }
     matches.sort_by(|a, b| {
         (a.test, &a.path, a.start_line, &a.id).cmp(&(b.test, &b.path, b.start_line, &b.id))
@@ -92,6 +104,34 @@ pub async fn lookup(
     let ambiguous = matches.len() > 1;
     matches.truncate(limit);
     Ok(Lookup { matches, ambiguous })
+}
+
+/// True when `selector_key` names `node` by leaving out module segments between its first
+/// part and its tail: every left-out segment names a directory or the file of the
+/// definition (`requests.sessions` in `src/requests/sessions.py`), never a type, so
+/// `requests.get` finds `requests.api.get` but not the method `Session.get`.
+fn skips_only_modules(selector_key: &str, node: &Node) -> bool {
+    let node_key = lookup_key(&node.qualified_name);
+    let Some((head, tail)) = selector_key.split_once('.') else {
+        return false;
+    };
+    let prefix = format!("{head}.");
+    let suffix = format!(".{tail}");
+    if !node_key.starts_with(&prefix)
+        || !node_key.ends_with(&suffix)
+        || node_key.len() <= prefix.len() + suffix.len()
+    {
+        return false;
+    }
+    let middle = &node_key[prefix.len()..node_key.len() - suffix.len()];
+    let path_parts: HashSet<&str> = node
+        .path
+        .split(['/', '.'])
+        .filter(|p| !p.is_empty())
+        .collect();
+    middle
+        .split('.')
+        .all(|segment| path_parts.contains(segment))
 }
 
 /// A selector key with JavaScript's member spellings removed: `Layer.prototype.match` names
@@ -723,6 +763,38 @@ mod tests {
         let error = parse_unified_diff(&diff).unwrap_err();
         assert_eq!(error.field(), "diff hunks");
         assert_eq!(error.limit(), Some(limits::DIFF_HUNKS as u64));
+    }
+
+    #[test]
+    fn public_paths_skip_only_module_segments() {
+        let node = |qualified: &str, path: &str| Node {
+            id: qualified.into(),
+            kind: NodeKind::Function,
+            name: qualified.rsplit('.').next().unwrap().into(),
+            qualified_name: qualified.into(),
+            language: "python".into(),
+            path: path.into(),
+            start_line: 1,
+            end_line: 1,
+            signature: String::new(),
+            summary: String::new(),
+            fingerprint: String::new(),
+            test: false,
+        };
+        let get = node("requests.api.get", "src/requests/api.py");
+        let method = node("requests.sessions.Session.get", "src/requests/sessions.py");
+        assert!(skips_only_modules("requests.get", &get));
+        assert!(!skips_only_modules("requests.get", &method));
+        let request = node(
+            "requests.sessions.Session.request",
+            "src/requests/sessions.py",
+        );
+        assert!(skips_only_modules("requests.Session.request", &request));
+        let interleave = node("itertools::adaptors::Interleave", "src/adaptors/mod.rs");
+        assert!(skips_only_modules("itertools.Interleave", &interleave));
+        // A plain trailing match is not this rule's business, nor another package.
+        assert!(!skips_only_modules("api.get", &get));
+        assert!(!skips_only_modules("other.get", &get));
     }
 
     proptest::proptest! {
