@@ -72,6 +72,10 @@ bench-index: ## Index the Python standard library: files/s and peak memory, cold
 corpus: ## Fetch the pinned corpus of real projects (bench/corpus.toml) from the package registries into ~/.cache/codectx/corpus
 	bench/fetch-corpus.sh
 
+.PHONY: bench-oracle
+bench-oracle: ## Judge the code graph against SCIP indexes (scip-go, scip-python, scip-typescript) of the corpus
+	BENCH_OUT=$(BENCH_OUT) bench/oracle/run.sh
+
 .PHONY: bench-legs
 bench-legs: ## Retrieval-leg micro-benchmarks: BM25, query embedding, vector search (p50/p95)
 	deploy/local/with-services.sh $(CARGO) run --release -q -p codectx-tests --example bench_legs

@@ -87,10 +87,13 @@ pub enum EdgeKind {
     TestedBy,
     Mentions,
     Requires,
+    /// A symbol reads, writes or names another without calling it: a package-level
+    /// variable or constant, a type in a signature or a composite literal.
+    References,
 }
 
 impl EdgeKind {
-    pub const ALL: [EdgeKind; 7] = [
+    pub const ALL: [EdgeKind; 8] = [
         EdgeKind::Contains,
         EdgeKind::Imports,
         EdgeKind::Calls,
@@ -98,6 +101,7 @@ impl EdgeKind {
         EdgeKind::TestedBy,
         EdgeKind::Mentions,
         EdgeKind::Requires,
+        EdgeKind::References,
     ];
 
     /// Also the Neo4j relationship type.
@@ -110,6 +114,7 @@ impl EdgeKind {
             EdgeKind::TestedBy => "TESTED_BY",
             EdgeKind::Mentions => "MENTIONS",
             EdgeKind::Requires => "REQUIRES",
+            EdgeKind::References => "REFERENCES",
         }
     }
 

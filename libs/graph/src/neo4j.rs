@@ -94,6 +94,7 @@ fn templates(kind: EdgeKind) -> EdgeTemplates {
         EdgeKind::TestedBy => edge_templates!("TESTED_BY"),
         EdgeKind::Mentions => edge_templates!("MENTIONS"),
         EdgeKind::Requires => edge_templates!("REQUIRES"),
+        EdgeKind::References => edge_templates!("REFERENCES"),
     }
 }
 

@@ -66,17 +66,41 @@ CREATE INDEX IF NOT EXISTS edges_by_owner ON edges (oid);
 ";
 
 /// Edge kinds as stored: numbered in the order of their names, so `ORDER BY kind` sorts
-/// like the Neo4j backend (by relationship type name).
+/// like the Neo4j backend (by relationship type name). Spaced by ten so a new kind takes a
+/// code between its neighbours; schema 0 stored 1..7 and is migrated on open.
 fn edge_code(kind: EdgeKind) -> i64 {
     match kind {
-        EdgeKind::Calls => 1,
-        EdgeKind::Contains => 2,
-        EdgeKind::Implements => 3,
-        EdgeKind::Imports => 4,
-        EdgeKind::Mentions => 5,
-        EdgeKind::Requires => 6,
-        EdgeKind::TestedBy => 7,
+        EdgeKind::Calls => 10,
+        EdgeKind::Contains => 20,
+        EdgeKind::Implements => 30,
+        EdgeKind::Imports => 40,
+        EdgeKind::Mentions => 50,
+        EdgeKind::References => 55,
+        EdgeKind::Requires => 60,
+        EdgeKind::TestedBy => 70,
     }
+}
+
+/// `PRAGMA user_version` of the graph schema this build writes.
+const SCHEMA_VERSION: i64 = 1;
+
+/// Brings an older file to [`SCHEMA_VERSION`] in one transaction.
+fn migrate(connection: &mut Connection) -> Result<(), Error> {
+    let version: i64 = connection
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(storage)?;
+    if version >= SCHEMA_VERSION {
+        return Ok(());
+    }
+    let tx = connection.transaction().map_err(storage)?;
+    if version < 1 {
+        // Edge codes 1..7 became 10..70.
+        tx.execute("UPDATE edges SET kind = kind * 10 WHERE kind < 10", [])
+            .map_err(storage)?;
+    }
+    tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
+        .map_err(storage)?;
+    tx.commit().map_err(storage)
 }
 
 fn edge_from_code(code: i64) -> EdgeKind {
@@ -152,7 +176,7 @@ impl SqliteGraphStore {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Error::internal(format!("cannot create {}: {e}", parent.display())))?;
         }
-        let connection = Connection::open(path).map_err(storage)?;
+        let mut connection = Connection::open(path).map_err(storage)?;
         connection
             .execute_batch(
                 "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;
@@ -160,6 +184,7 @@ impl SqliteGraphStore {
             )
             .map_err(storage)?;
         connection.execute_batch(SCHEMA).map_err(storage)?;
+        migrate(&mut connection)?;
         connection
             .execute_batch(crate::sqlite_memory::MEMORY_SCHEMA)
             .map_err(storage)?;
@@ -587,4 +612,41 @@ fn repository_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RepositoryInfo> {
         indexed_at: r.get(4)?,
         version: r.get(5)?,
     })
+}
+
+#[cfg(test)]
+mod migration_tests {
+    use super::*;
+
+    #[test]
+    fn schema_zero_edge_codes_are_renumbered_once() {
+        let dir = std::env::temp_dir().join(format!("codectx-migrate-{}", std::process::id()));
+        let path = dir.join("graph.db");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        {
+            // A file written by the schema-0 build: codes 1..7, user_version 0.
+            let connection = Connection::open(&path).unwrap();
+            connection.execute_batch(SCHEMA).unwrap();
+            connection
+                .execute_batch("INSERT INTO edges VALUES (1, 1, 2, 1, 3, 1); INSERT INTO edges VALUES (1, 1, 3, 7, 4, 1);")
+                .unwrap();
+        }
+        for _ in 0..2 {
+            drop(SqliteGraphStore::open(&path).unwrap());
+        }
+        let connection = Connection::open(&path).unwrap();
+        let kinds: Vec<i64> = connection
+            .prepare("SELECT kind FROM edges ORDER BY line")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            kinds.into_iter().map(edge_from_code).collect::<Vec<_>>(),
+            vec![EdgeKind::Calls, EdgeKind::TestedBy]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -130,6 +130,8 @@ fn is_generated_name(path: &str) -> bool {
         || name.ends_with("_pb2_grpc.py")
         || name.ends_with(".min.js")
         || name.ends_with(".d.ts")
+        || name.ends_with(".d.cts")
+        || name.ends_with(".d.mts")
         || name.contains(".generated.")
 }
 
@@ -455,6 +457,32 @@ fn affected_files(
         }
     }
     affected
+}
+
+/// The whole graph of a checkout, built in memory without a store or a cache: every file
+/// parsed, every owner resolved. For offline analysis (the SCIP oracle benchmark) and
+/// tests; `index` is the incremental path that writes a store.
+pub fn snapshot(options: &IndexOptions) -> Result<Vec<codectx_graph::OwnerGraph>, Error> {
+    let root = options.root.canonicalize().map_err(|e| {
+        Error::invalid_argument(
+            "path",
+            format!("cannot index {}: {e}", options.root.display()),
+        )
+    })?;
+    let candidates = walk(&root)?;
+    let layout = layout_of(&root, &candidates);
+    let to_parse: Vec<&Candidate> = candidates.iter().collect();
+    let report = Mutex::new(IndexReport::default());
+    let mut all = parse_all(&to_parse, &layout, options, &report);
+    all.sort_by(|a, b| a.path.cmp(&b.path));
+    let graph_id = graph_id_for(&options.owner, &options.name);
+    Ok(resolve::build(
+        &graph_id,
+        &options.name,
+        &all,
+        &resolve::BuildScope::default(),
+    )
+    .owners)
 }
 
 /// Indexes `options.root` into `store` as the graph of `options.name`.

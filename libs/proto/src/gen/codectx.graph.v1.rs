@@ -360,6 +360,7 @@ pub enum EdgeKind {
     Mentions = 6,
     Requires = 7,
     Affects = 8,
+    References = 9,
 }
 impl EdgeKind {
     /// String value of the enum field names used in the ProtoBuf definition.
@@ -377,6 +378,7 @@ impl EdgeKind {
             Self::Mentions => "EDGE_KIND_MENTIONS",
             Self::Requires => "EDGE_KIND_REQUIRES",
             Self::Affects => "EDGE_KIND_AFFECTS",
+            Self::References => "EDGE_KIND_REFERENCES",
         }
     }
     /// Creates an enum from field names used in the ProtoBuf definition.
@@ -391,6 +393,7 @@ impl EdgeKind {
             "EDGE_KIND_MENTIONS" => Some(Self::Mentions),
             "EDGE_KIND_REQUIRES" => Some(Self::Requires),
             "EDGE_KIND_AFFECTS" => Some(Self::Affects),
+            "EDGE_KIND_REFERENCES" => Some(Self::References),
             _ => None,
         }
     }

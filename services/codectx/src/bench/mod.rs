@@ -10,6 +10,7 @@
 
 pub mod client;
 mod load;
+pub mod oracle;
 mod report;
 pub mod score;
 pub mod workload;
@@ -18,6 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use anyhow::Context as _;
 use clap::ValueEnum;
 use codectx_context_assembler::RetrievalLegs;
 use serde::Serialize;
@@ -30,10 +32,13 @@ use score::{AnswerShape, Evidence, Scored};
 use workload::{Expected, Question, Workload};
 
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct BenchArgs {
+    #[command(subcommand)]
+    pub command: Option<BenchCommand>,
     /// Workload file in the bench/WORKLOAD.md format.
-    #[arg(long)]
-    pub workload: PathBuf,
+    #[arg(long, required = true)]
+    pub workload: Option<PathBuf>,
     /// A checkout for each repository key of the workload: KEY=PATH (repeatable). It is
     /// indexed (incrementally: an unchanged checkout reuses its index) under --data.
     #[arg(long = "repo", value_name = "KEY=PATH", required = true)]
@@ -68,6 +73,15 @@ pub struct BenchArgs {
     /// below this percentage: a regression gate for CI.
     #[arg(long, value_name = "PERCENT")]
     pub require_coverage: Option<f64>,
+}
+
+/// Benchmarks other than a workload run.
+#[derive(Debug, clap::Subcommand)]
+pub enum BenchCommand {
+    /// Judges the code graph against compiler-grade SCIP indexes (scip-go, scip-python,
+    /// scip-typescript): definition recall, reference recall and precision
+    /// (`make bench-oracle`).
+    Oracle(oracle::OracleArgs),
 }
 
 /// A retrieval configuration under test.
@@ -243,8 +257,15 @@ fn parse_repos(pairs: &[String]) -> anyhow::Result<BTreeMap<String, PathBuf>> {
 
 /// Runs the benchmark; returns false when `--require-coverage` is not met.
 pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
+    if let Some(BenchCommand::Oracle(oracle)) = args.command {
+        return oracle::run(oracle).await;
+    }
     let started_at = std::time::SystemTime::now();
-    let workload = Workload::load(&args.workload)?;
+    let workload_path = args
+        .workload
+        .clone()
+        .context("--workload is required (or a subcommand: codectx bench oracle)")?;
+    let workload = Workload::load(&workload_path)?;
     let questions = workload
         .select(&args.questions)
         .map_err(|e| anyhow::anyhow!(e))?;
@@ -377,7 +398,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
 
     let report = report::Report::build(report::Inputs {
         workload: &workload,
-        workload_path: &args.workload,
+        workload_path: &workload_path,
         arms: &arms,
         modes: &modes,
         indexed,
