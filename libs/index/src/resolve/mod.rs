@@ -1,0 +1,277 @@
+//! Turns every file's facts into graph nodes and edges. Each edge family has its own
+//! module, so a rule is found where its family lives:
+//!
+//! | module | produces |
+//! |---|---|
+//! | [`scope`] | the symbol table: qualified and short names, scopes, imports, bindings |
+//! | [`definitions`] | symbol nodes and CONTAINS edges |
+//! | [`calls`] | CALLS edges (scope, imports, receivers, fields, `name_match`) |
+//! | [`references`] | REFERENCES edges (reads, writes and type uses that are not calls) |
+//! | [`implementations`] | IMPLEMENTS edges (declared bases, Rust impls, Go structural typing) |
+//! | [`tested_by`] | TESTED_BY edges (calls, references, naming conventions) |
+//! | [`imports`] | IMPORTS edges to in-repo packages or modules by name |
+//! | [`strings`] | error-message nodes (exact lookup of messages) |
+//! | [`docs`] | Markdown sections and MENTIONS edges |
+//!
+//! What cannot be resolved is kept as an `external` target with confidence `unresolved`
+//! (never dropped, never guessed).
+
+mod calls;
+mod definitions;
+mod docs;
+mod implementations;
+mod imports;
+mod references;
+mod scope;
+mod strings;
+mod tested_by;
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashSet as HashSet;
+
+use codectx_graph::{Confidence, Edge, EdgeKind, Node, NodeKind, OwnerGraph, node_id, owner_hash};
+
+use crate::facts::FileFacts;
+
+pub(crate) use tested_by::{convention_names, is_test_file};
+
+/// The repository-level owner.
+pub const REPOSITORY_OWNER: &str = "";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct SymbolRef {
+    file: usize,
+    index: usize,
+}
+
+enum Target {
+    Symbol(SymbolRef),
+    External(String),
+}
+
+fn separator(language: &str) -> &'static str {
+    if language == "rust" { "::" } else { "." }
+}
+
+fn is_callable(kind: &str) -> bool {
+    matches!(kind, "function" | "method" | "class" | "type")
+}
+
+fn is_type(kind: &str) -> bool {
+    matches!(kind, "type" | "class" | "interface")
+}
+
+/// Which files to build owners for. Owners of other files are left as stored; their
+/// external and module references (from the last run, cached) keep the repository owner
+/// complete.
+#[derive(Debug, Default)]
+pub struct BuildScope {
+    /// None: every file.
+    pub affected: Option<std::collections::HashSet<String>>,
+    /// Per file: the external and module nodes its owner points at.
+    pub cached_externals: std::collections::HashMap<String, Vec<(NodeKind, String)>>,
+}
+
+impl BuildScope {
+    fn builds(&self, path: &str) -> bool {
+        self.affected.as_ref().is_none_or(|a| a.contains(path))
+    }
+}
+
+/// Owners built, and the external references of each built file (to cache).
+#[derive(Debug, Default)]
+pub struct Build {
+    pub owners: Vec<OwnerGraph>,
+    pub externals: BTreeMap<String, Vec<(NodeKind, String)>>,
+}
+
+fn plain_node(id: String, kind: NodeKind, name: &str, qualified_name: &str) -> Node {
+    Node {
+        id,
+        kind,
+        name: name.to_owned(),
+        qualified_name: qualified_name.to_owned(),
+        language: String::new(),
+        path: String::new(),
+        start_line: 0,
+        end_line: 0,
+        signature: String::new(),
+        summary: String::new(),
+        fingerprint: String::new(),
+        test: false,
+    }
+}
+
+/// The repository owner's nodes and edges: the repository, packages, modules and external
+/// targets (each once).
+struct Repo<'g> {
+    graph_id: &'g str,
+    nodes: BTreeMap<String, Node>,
+    edges: HashSet<Edge>,
+}
+
+impl Repo<'_> {
+    /// The id of the external (or module) node `name`, created on first use; `sink`
+    /// records it for the file that points at it.
+    fn external(
+        &mut self,
+        name: &str,
+        kind: NodeKind,
+        sink: &mut Vec<(NodeKind, String)>,
+    ) -> String {
+        sink.push((kind, name.to_owned()));
+        let id = node_id(self.graph_id, kind, "", name, "");
+        self.nodes.entry(id.clone()).or_insert_with(|| {
+            let short = name.rsplit(['.', ':', '/']).next().unwrap_or(name);
+            plain_node(id.clone(), kind, short, name)
+        });
+        id
+    }
+}
+
+/// One file's owner while it is built.
+struct FileOut<'f> {
+    file_index: usize,
+    file: &'f FileFacts,
+    path: &'f str,
+    file_id: String,
+    nodes: Vec<Node>,
+    edges: HashSet<Edge>,
+    /// External and module nodes this file points at.
+    sink: Vec<(NodeKind, String)>,
+}
+
+impl FileOut<'_> {
+    fn edge(
+        &mut self,
+        from: String,
+        to: String,
+        kind: EdgeKind,
+        line: u32,
+        confidence: Confidence,
+    ) {
+        self.edges.insert(Edge {
+            from,
+            to,
+            kind,
+            line,
+            confidence,
+        });
+    }
+
+    /// The node id of symbol `index` of this file, or the file's for -1.
+    fn symbol_or_file(&self, index: &scope::Index<'_>, symbol: i32) -> String {
+        if symbol >= 0 {
+            index.ids[self.file_index][symbol as usize].clone()
+        } else {
+            self.file_id.clone()
+        }
+    }
+}
+
+pub fn build(
+    graph_id: &str,
+    repository_name: &str,
+    files: &[FileFacts],
+    scope: &BuildScope,
+) -> Build {
+    let started = std::time::Instant::now();
+    let index = scope::Index::new(graph_id, files);
+    tracing::debug!(elapsed = ?started.elapsed(), "symbol index built");
+    let mut built_externals: BTreeMap<String, Vec<(NodeKind, String)>> = BTreeMap::new();
+    let mut kept_externals: HashSet<&(NodeKind, String)> = HashSet::default();
+    let mut owners: BTreeMap<String, (Vec<Node>, HashSet<Edge>)> = BTreeMap::new();
+    let mut repo = Repo {
+        graph_id,
+        nodes: BTreeMap::new(),
+        edges: HashSet::default(),
+    };
+
+    let repository_id = node_id(graph_id, NodeKind::Repository, "", repository_name, "");
+    repo.nodes.insert(
+        repository_id.clone(),
+        plain_node(
+            repository_id.clone(),
+            NodeKind::Repository,
+            repository_name,
+            repository_name,
+        ),
+    );
+    let package_modules = imports::packages(graph_id, files, &repository_id, &mut repo);
+    let mentions = docs::Mentions::new(files, scope);
+    let counterparts = tested_by::Counterparts::new(files);
+
+    for (file_index, file) in files.iter().enumerate() {
+        let path = file.path.as_str();
+        let mut out = FileOut {
+            file_index,
+            file,
+            path,
+            file_id: String::new(),
+            nodes: Vec::new(),
+            edges: HashSet::default(),
+            sink: Vec::new(),
+        };
+        definitions::file_node(graph_id, &repository_id, &mut out, &mut repo);
+        imports::dependencies(file, &repository_id, &mut repo);
+        if !scope.builds(path) {
+            // Kept owners still point at their externals: keep those nodes (each once).
+            for entry in scope.cached_externals.get(path).into_iter().flatten() {
+                if kept_externals.insert(entry) {
+                    repo.external(&entry.1, entry.0, &mut out.sink);
+                }
+            }
+            continue;
+        }
+        definitions::symbols(&index, &mut out);
+        implementations::declared(&index, &mut out, &mut repo);
+        let mut tested = tested_by::Tested::default();
+        calls::edges(&index, &mut out, &mut repo, &mut tested);
+        references::edges(&index, &mut out, &mut tested);
+        tested_by::edges(&index, files, &counterparts, &mut out, tested);
+        imports::edges(graph_id, &package_modules, &mut out, &mut repo);
+        strings::nodes(graph_id, &index, &mut out);
+        mentions.sections(graph_id, &index, &mut out);
+
+        out.sink.sort();
+        out.sink.dedup();
+        built_externals.insert(path.to_owned(), out.sink);
+        owners.insert(path.to_owned(), (out.nodes, out.edges));
+    }
+
+    let mut result: Vec<OwnerGraph> = Vec::with_capacity(owners.len() + 1);
+    let repo_nodes: Vec<Node> = repo.nodes.into_values().collect();
+    let mut repo_edges: Vec<Edge> = repo.edges.into_iter().collect();
+    repo_edges.sort_by(|a, b| (&a.from, &a.to, a.kind).cmp(&(&b.from, &b.to, b.kind)));
+    result.push(OwnerGraph {
+        owner: REPOSITORY_OWNER.to_owned(),
+        hash: owner_hash(&repo_nodes, &repo_edges),
+        nodes: repo_nodes,
+        edges: repo_edges,
+    });
+    for (owner, (nodes, edges)) in owners {
+        let mut edges: Vec<Edge> = edges.into_iter().collect();
+        edges.sort_by(|a, b| {
+            (&a.from, &a.to, a.kind, a.line).cmp(&(&b.from, &b.to, b.kind, b.line))
+        });
+        result.push(OwnerGraph {
+            hash: owner_hash(&nodes, &edges),
+            owner,
+            nodes,
+            edges,
+        });
+    }
+    tracing::debug!(elapsed = ?started.elapsed(), "owners built");
+    implementations::go_implements(&index, files, &mut result);
+    tracing::debug!(elapsed = ?started.elapsed(), "implicit interfaces resolved");
+    Build {
+        owners: result,
+        externals: built_externals,
+    }
+}
+
+/// Set of a file's symbols by index, for rules that need "is this one a test".
+fn is_test_symbol(file: &FileFacts, symbol: i32) -> bool {
+    symbol >= 0 && file.symbols[symbol as usize].test
+}

@@ -1,0 +1,295 @@
+//! The symbol table resolution reads: symbols by qualified and short name, methods by
+//! owner type, typed bindings per scope, imports per file, Rust impls. Scope rules (nested
+//! scopes, aliases, Rust paths, type names) live here; each edge family's rules live in
+//! its own module.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use codectx_graph::{NodeKind, node_id};
+
+use super::calls::result_type;
+
+use super::{SymbolRef, is_type, separator};
+use crate::facts::{FileFacts, SymbolFact};
+use crate::lang::clean_type;
+
+pub(super) struct Index<'a> {
+    pub(super) files: &'a [FileFacts],
+    pub(super) ids: Vec<Vec<String>>,
+    pub(super) by_qualified: HashMap<&'a str, Vec<SymbolRef>>,
+    pub(super) by_name: HashMap<&'a str, Vec<SymbolRef>>,
+    /// owner type qualified name → its methods.
+    pub(super) methods: HashMap<String, Vec<SymbolRef>>,
+    /// (file, scope) → bindings (variable, type text).
+    pub(super) bindings: HashMap<(usize, i32), Vec<(&'a str, &'a str)>>,
+    /// file → alias → target.
+    pub(super) imports: Vec<HashMap<&'a str, &'a str>>,
+    /// Rust impls: type qualified → trait names as written, with the file they are in.
+    pub(super) impl_traits: HashMap<String, Vec<(usize, &'a str)>>,
+}
+
+impl<'a> Index<'a> {
+    pub(super) fn new(graph_id: &'a str, files: &'a [FileFacts]) -> Self {
+        let mut index = Index {
+            files,
+            ids: Vec::with_capacity(files.len()),
+            by_qualified: HashMap::default(),
+            by_name: HashMap::default(),
+            methods: HashMap::default(),
+            bindings: HashMap::default(),
+            imports: Vec::with_capacity(files.len()),
+            impl_traits: HashMap::default(),
+        };
+        for (file_index, file) in files.iter().enumerate() {
+            let mut ids = Vec::with_capacity(file.symbols.len());
+            for (symbol_index, symbol) in file.symbols.iter().enumerate() {
+                let kind = NodeKind::parse(&symbol.kind).unwrap_or(NodeKind::Function);
+                ids.push(node_id(
+                    graph_id,
+                    kind,
+                    &file.path,
+                    &symbol.qualified_name,
+                    &symbol.discriminator,
+                ));
+                let reference = SymbolRef {
+                    file: file_index,
+                    index: symbol_index,
+                };
+                index
+                    .by_qualified
+                    .entry(symbol.qualified_name.as_str())
+                    .or_default()
+                    .push(reference);
+                index
+                    .by_name
+                    .entry(symbol.name.as_str())
+                    .or_default()
+                    .push(reference);
+            }
+            index.ids.push(ids);
+            for binding in &file.bindings {
+                index
+                    .bindings
+                    .entry((file_index, binding.scope))
+                    .or_default()
+                    .push((binding.variable.as_str(), binding.type_name.as_str()));
+            }
+            index.imports.push(
+                file.imports
+                    .iter()
+                    .map(|i| (i.alias.as_str(), i.target.as_str()))
+                    .collect(),
+            );
+        }
+        // Methods attach to their type; an impl in another module than its type (Rust) is
+        // attached through type resolution from the impl's file.
+        for (file_index, file) in files.iter().enumerate() {
+            for (symbol_index, symbol) in file.symbols.iter().enumerate() {
+                if symbol.owner_type.is_empty() || symbol.kind != "method" {
+                    continue;
+                }
+                let key = if index
+                    .qualified(&symbol.owner_type, |s| is_type(&s.kind))
+                    .is_some()
+                {
+                    symbol.owner_type.clone()
+                } else {
+                    let sep = separator(&file.language);
+                    let last = symbol
+                        .owner_type
+                        .rsplit(sep)
+                        .next()
+                        .unwrap_or(&symbol.owner_type);
+                    index
+                        .resolve_type(file_index, -1, last)
+                        .map(|t| index.symbol(t).qualified_name.clone())
+                        .unwrap_or_else(|| symbol.owner_type.clone())
+                };
+                index.methods.entry(key).or_default().push(SymbolRef {
+                    file: file_index,
+                    index: symbol_index,
+                });
+            }
+        }
+        for (file_index, file) in files.iter().enumerate() {
+            for implementation in &file.impls {
+                if let Some(type_ref) =
+                    index.resolve_type(file_index, -1, &implementation.type_name)
+                {
+                    let qualified = index.symbol(type_ref).qualified_name.clone();
+                    index
+                        .impl_traits
+                        .entry(qualified)
+                        .or_default()
+                        .push((file_index, implementation.trait_name.as_str()));
+                }
+            }
+        }
+        index
+    }
+
+    pub(super) fn symbol(&self, r: SymbolRef) -> &'a SymbolFact {
+        &self.files[r.file].symbols[r.index]
+    }
+
+    pub(super) fn id(&self, r: SymbolRef) -> &str {
+        &self.ids[r.file][r.index]
+    }
+
+    pub(super) fn sep(&self, file: usize) -> &'static str {
+        separator(&self.files[file].language)
+    }
+
+    pub(super) fn qualified(
+        &self,
+        name: &str,
+        filter: impl Fn(&SymbolFact) -> bool,
+    ) -> Option<SymbolRef> {
+        self.by_qualified
+            .get(name)?
+            .iter()
+            .copied()
+            .find(|r| filter(self.symbol(*r)))
+    }
+
+    /// Expands a leading import alias (`http.Server` → `net/http.Server`).
+    pub(super) fn expand_alias(&self, file: usize, text: &str) -> Option<String> {
+        let sep = self.sep(file);
+        let (head, rest) = match text.split_once(sep) {
+            Some((head, rest)) => (head, Some(rest)),
+            None => (text, None),
+        };
+        let target = self.imports[file].get(head)?;
+        Some(match rest {
+            Some(rest) => format!("{target}{sep}{rest}"),
+            None => (*target).to_owned(),
+        })
+    }
+
+    /// Rust `crate::`, `self::`, `super::` prefixes relative to the file's module.
+    pub(super) fn rust_path(&self, file: usize, text: &str) -> Option<String> {
+        let module = &self.files[file].module;
+        let crate_name = module.split("::").next().unwrap_or(module);
+        if let Some(rest) = text.strip_prefix("crate::") {
+            return Some(format!("{crate_name}::{rest}"));
+        }
+        if let Some(rest) = text.strip_prefix("self::") {
+            return Some(format!("{module}::{rest}"));
+        }
+        if let Some(rest) = text.strip_prefix("super::") {
+            let parent = module.rsplit_once("::").map(|(p, _)| p).unwrap_or(module);
+            return Some(format!("{parent}::{rest}"));
+        }
+        None
+    }
+
+    /// The type symbol a type expression names, seen from `scope` in `file`.
+    pub(super) fn resolve_type(&self, file: usize, scope: i32, text: &str) -> Option<SymbolRef> {
+        let mut text = clean_type(text);
+        if self.files[file].language == "python" {
+            // `Optional[Foo]` and string annotations.
+            text = text.trim_matches(|c| c == '"' || c == '\'').to_owned();
+        }
+        if text.is_empty() {
+            return None;
+        }
+        let sep = self.sep(file);
+        let module = &self.files[file].module;
+        let mut candidates = Vec::new();
+        if let Some(path) = self.rust_path(file, &text) {
+            candidates.push(path);
+        }
+        if let Some(expanded) = self.expand_alias(file, &text) {
+            candidates.push(expanded);
+        }
+        // Nested types: enclosing symbols' qualified names first.
+        let mut parent = scope;
+        while parent >= 0 {
+            let symbol = &self.files[file].symbols[parent as usize];
+            candidates.push(format!("{}{sep}{text}", symbol.qualified_name));
+            parent = symbol.parent;
+        }
+        if !module.is_empty() {
+            candidates.push(format!("{module}{sep}{text}"));
+        }
+        candidates.push(text.clone());
+        for candidate in &candidates {
+            if let Some(found) = self.qualified(candidate, |s| is_type(&s.kind)) {
+                return Some(found);
+            }
+        }
+        // Same package in Go spans files with the same module; other languages by unique name.
+        let last = text.rsplit(sep).next().unwrap_or(&text);
+        let types: Vec<SymbolRef> = self
+            .by_name
+            .get(last)
+            .map(|refs| {
+                refs.iter()
+                    .copied()
+                    .filter(|r| is_type(&self.symbol(*r).kind))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if types.len() == 1 {
+            Some(types[0])
+        } else {
+            None
+        }
+    }
+
+    pub(super) fn binding(&self, file: usize, scope: i32, variable: &str) -> Option<&'a str> {
+        let mut current = scope;
+        loop {
+            if let Some(found) = self
+                .bindings
+                .get(&(file, current))
+                .and_then(|b| b.iter().rev().find(|(v, _)| *v == variable))
+            {
+                return Some(found.1);
+            }
+            if current < 0 {
+                return None;
+            }
+            current = self.files[file].symbols[current as usize].parent;
+        }
+    }
+
+    /// The type a binding denotes; `call:F` bindings take F's declared result type.
+    pub(super) fn binding_type(
+        &self,
+        file: usize,
+        scope: i32,
+        type_text: &str,
+    ) -> Option<SymbolRef> {
+        match type_text.strip_prefix("call:") {
+            Some(function) => {
+                let target = self.resolve_plain(file, scope, function, 0)?;
+                let symbol = self.symbol(target);
+                let result = result_type(&symbol.signature)?;
+                self.resolve_type(target.file, symbol.parent, &result)
+            }
+            None => self.resolve_type(file, scope, type_text),
+        }
+    }
+
+    /// The enclosing type of a scope (the class or receiver type of a method).
+    pub(super) fn enclosing_type(&self, file: usize, scope: i32) -> Option<SymbolRef> {
+        let mut current = scope;
+        while current >= 0 {
+            let symbol = &self.files[file].symbols[current as usize];
+            if !symbol.owner_type.is_empty()
+                && let Some(found) = self.qualified(&symbol.owner_type, |s| is_type(&s.kind))
+            {
+                return Some(found);
+            }
+            if is_type(&symbol.kind) {
+                return Some(SymbolRef {
+                    file,
+                    index: current as usize,
+                });
+            }
+            current = symbol.parent;
+        }
+        None
+    }
+}
