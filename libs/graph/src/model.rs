@@ -16,6 +16,9 @@ pub enum NodeKind {
     Interface,
     Class,
     Constant,
+    /// A package- or module-level variable (`var x = ...` in Go, a lower-case module
+    /// assignment in Python, a top-level `let`/`var`/`const` in JavaScript).
+    Variable,
     DocSection,
     Module,
     /// A string literal passed to an error constructor, panic, raise or throw.
@@ -25,7 +28,7 @@ pub enum NodeKind {
 }
 
 impl NodeKind {
-    pub const ALL: [NodeKind; 13] = [
+    pub const ALL: [NodeKind; 14] = [
         NodeKind::Repository,
         NodeKind::Package,
         NodeKind::File,
@@ -35,6 +38,7 @@ impl NodeKind {
         NodeKind::Interface,
         NodeKind::Class,
         NodeKind::Constant,
+        NodeKind::Variable,
         NodeKind::DocSection,
         NodeKind::Module,
         NodeKind::ErrorMessage,
@@ -52,6 +56,7 @@ impl NodeKind {
             NodeKind::Interface => "interface",
             NodeKind::Class => "class",
             NodeKind::Constant => "constant",
+            NodeKind::Variable => "variable",
             NodeKind::DocSection => "doc_section",
             NodeKind::Module => "module",
             NodeKind::ErrorMessage => "error_message",
@@ -73,6 +78,7 @@ impl NodeKind {
                 | NodeKind::Interface
                 | NodeKind::Class
                 | NodeKind::Constant
+                | NodeKind::Variable
         )
     }
 }

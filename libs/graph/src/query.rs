@@ -14,13 +14,14 @@ use crate::model::{Direction, EdgeKind, Neighbor, Node, NodeKind, lookup_key, se
 const NAME_CANDIDATES: usize = 500;
 
 /// Symbol kinds searched when the caller names none.
-pub const SYMBOL_KINDS: [NodeKind; 6] = [
+pub const SYMBOL_KINDS: [NodeKind; 7] = [
     NodeKind::Function,
     NodeKind::Method,
     NodeKind::Type,
     NodeKind::Interface,
     NodeKind::Class,
     NodeKind::Constant,
+    NodeKind::Variable,
 ];
 
 /// What a selector matched.

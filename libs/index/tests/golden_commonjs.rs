@@ -17,6 +17,8 @@ async fn commonjs_assignment_defined_functions() {
         ("lib/layer.Layer", "function", 5, 11),
         ("lib/layer.Layer.match", "method", 16, 18),
         ("lib/layer.decodeParam", "function", 20, 25),
+        // `var res = Object.create(...)`: a module-level variable, its methods' owner.
+        ("lib/response.res", "variable", 5, 5),
         ("lib/response.res.json", "method", 16, 19),
         ("lib/response.res.send", "method", 11, 14),
         ("lib/response.res.set", "method", 21, 24),

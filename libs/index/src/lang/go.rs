@@ -90,7 +90,10 @@ pub fn extract(root: SyntaxNode<'_>, b: &mut Builder<'_>, layout: &Layout) {
             "method_declaration" => method(child, &module, b),
             // `var ErrX = errors.New("pkg: message")`: sentinel errors are declared at
             // package level, where no function body is walked.
-            "var_declaration" => package_messages(child, b),
+            "var_declaration" => {
+                package_variables(child, &module, b);
+                package_messages(child, b);
+            }
             "type_declaration" => {
                 for spec in children(child)
                     .into_iter()
@@ -419,6 +422,46 @@ fn walk(node: SyntaxNode<'_>, scope: &Scope<'_>, b: &mut Builder<'_>) {
 
 /// Error messages made by `errors.New` / `fmt.Errorf` anywhere under a package-level
 /// declaration.
+/// `var X = ...` / `var ( ... )` at package level: one variable symbol per name.
+fn package_variables(declaration: SyntaxNode<'_>, module: &str, b: &mut Builder<'_>) {
+    let mut specs = Vec::new();
+    for child in children(declaration) {
+        match child.kind() {
+            "var_spec" => specs.push(child),
+            "var_spec_list" => specs.extend(
+                children(child)
+                    .into_iter()
+                    .filter(|c| c.kind() == "var_spec"),
+            ),
+            _ => {}
+        }
+    }
+    for spec in specs {
+        let mut cursor = spec.walk();
+        let names: Vec<_> = spec.children_by_field_name("name", &mut cursor).collect();
+        for name in names.into_iter().filter(|n| n.kind() == "identifier") {
+            let name = b.text(name).to_owned();
+            if name == "_" {
+                continue;
+            }
+            b.add_symbol(NewSymbol {
+                kind: "variable",
+                qualified_name: format!("{module}.{name}"),
+                signature: super::truncate_chars(
+                    &format!("var {}", b.text(spec).lines().next().unwrap_or("")),
+                    160,
+                ),
+                start_line: line(spec),
+                end_line: end_line(spec),
+                summary: b.leading_comment(spec, &["//"]),
+                parent: -1,
+                name,
+                ..Default::default()
+            });
+        }
+    }
+}
+
 fn package_messages(node: SyntaxNode<'_>, b: &mut Builder<'_>) {
     if node.kind() == "call_expression"
         && let Some(function) = node.child_by_field_name("function")

@@ -548,13 +548,39 @@ fn declarator_node(
             inner if is_function_value(inner) => inner,
             _ => v,
         });
+    // A module-level binding that is neither a function nor an import is a variable
+    // (`const` and UPPER_CASE: a constant).
+    let is_import = value.is_some_and(|v| b.text(v).trim_start().starts_with("require("));
+    if scope < 0
+        && declarator
+            .child_by_field_name("name")
+            .is_some_and(|n| n.kind() == "identifier")
+        && !value.is_some_and(is_function_value)
+        && !is_import
+        && !b
+            .facts
+            .symbols
+            .iter()
+            .any(|s| s.parent < 0 && s.name == name)
+    {
+        let constant = b.text(declaration).starts_with("const")
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        b.add_symbol(NewSymbol {
+            kind: if constant { "constant" } else { "variable" },
+            qualified_name: join(&context.module, &name),
+            signature: super::truncate_chars(b.text(declarator).lines().next().unwrap_or(""), 160),
+            start_line: line(declarator),
+            end_line: end_line(declarator),
+            summary: doc(declaration, b),
+            parent: -1,
+            name: name.clone(),
+            ..Default::default()
+        });
+    }
     match value {
-        Some(v)
-            if matches!(
-                v.kind(),
-                "arrow_function" | "function_expression" | "function"
-            ) && scope < 0 =>
-        {
+        Some(v) if is_function_value(v) && scope < 0 => {
             let index = function_like(v, &name, "function", scope, "", context, describe, b);
             let summary = super::truncate_chars(&doc(declaration, b), 200);
             b.set_span(index, line(declaration), end_line(declaration));

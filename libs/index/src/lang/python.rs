@@ -342,35 +342,27 @@ fn assignment(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &mut B
         matches!(function.kind(), "identifier" | "attribute").then(|| b.text(function).to_owned())
     });
     let type_text = annotated.or(constructed).unwrap_or_default();
+    // `a = b = value`: the inner assignment binds `b`.
+    if let Some(inner) = right.filter(|r| r.kind() == "assignment") {
+        assignment(inner, scope, context, b);
+    }
     match left.kind() {
         "identifier" => {
             let variable = b.text(left).to_owned();
-            let is_constant = scope < 0
-                && variable.len() > 1
-                && variable
-                    .chars()
-                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-                && variable
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_uppercase());
-            if is_constant {
-                b.add_symbol(NewSymbol {
-                    kind: "constant",
-                    qualified_name: join(context.module, &variable),
-                    signature: super::truncate_chars(
-                        b.text(node).lines().next().unwrap_or(""),
-                        120,
-                    ),
-                    start_line: line(node),
-                    end_line: end_line(node),
-                    parent: -1,
-                    name: variable.clone(),
-                    ..Default::default()
-                });
+            if scope < 0 {
+                module_variable(node, &variable, context, b);
             }
             if !type_text.is_empty() {
                 b.add_binding(scope, &variable, &type_text);
+            }
+        }
+        "pattern_list" | "tuple_pattern" if scope < 0 => {
+            for target in children(left)
+                .into_iter()
+                .filter(|t| t.kind() == "identifier")
+            {
+                let variable = b.text(target).to_owned();
+                module_variable(node, &variable, context, b);
             }
         }
         "attribute" => {
@@ -389,6 +381,43 @@ fn assignment(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &mut B
         }
         _ => {}
     }
+}
+
+/// A module-level assignment's target: a constant (UPPER_CASE) or a variable symbol, once
+/// (the first assignment defines it).
+fn module_variable(
+    node: SyntaxNode<'_>,
+    variable: &str,
+    context: &Context<'_>,
+    b: &mut Builder<'_>,
+) {
+    let is_constant = variable.len() > 1
+        && variable
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        && variable
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_uppercase());
+    let qualified = join(context.module, variable);
+    let redefined = b
+        .facts
+        .symbols
+        .iter()
+        .any(|s| s.parent < 0 && s.qualified_name == qualified);
+    if variable == "_" || redefined {
+        return;
+    }
+    b.add_symbol(NewSymbol {
+        kind: if is_constant { "constant" } else { "variable" },
+        qualified_name: qualified,
+        signature: super::truncate_chars(b.text(node).lines().next().unwrap_or(""), 120),
+        start_line: line(node),
+        end_line: end_line(node),
+        parent: -1,
+        name: variable.to_owned(),
+        ..Default::default()
+    });
 }
 
 fn raise(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {

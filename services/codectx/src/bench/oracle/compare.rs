@@ -158,15 +158,7 @@ impl Score {
 const SAMPLES: usize = 40;
 
 fn is_symbol(kind: NodeKind) -> bool {
-    matches!(
-        kind,
-        NodeKind::Function
-            | NodeKind::Method
-            | NodeKind::Type
-            | NodeKind::Interface
-            | NodeKind::Class
-            | NodeKind::Constant
-    )
+    kind.is_symbol()
 }
 
 /// The graph's symbols of one file, for span lookups.
@@ -246,6 +238,12 @@ pub fn score(
             if category == Category::Variable && is_import(path, occurrence.line()) {
                 continue;
             }
+            // scip-typescript names constructors `<constructor>`.
+            let name = if name == "<constructor>" {
+                "constructor"
+            } else {
+                name
+            };
             let node = symbols.innermost(occurrence.line(), Some(name));
             score
                 .definitions
