@@ -32,7 +32,9 @@ for target in "${targets[@]}"; do
       # A clean venv with the project installed editable, so its own imports resolve to
       # the checkout (not a copy in site-packages); no dependencies.
       python3 -m venv "$work.venv"
-      "$work.venv/bin/pip" install -q --no-deps -e "$work" >/dev/null 2>"$work.log" || true
+      # compat mode: a path in a .pth file, which pyright follows (setuptools' default
+      # editable import hook is invisible to it, and tests would reference nothing).
+      "$work.venv/bin/pip" install -q --no-deps --config-settings editable_mode=compat -e "$work" >/dev/null 2>"$work.log" || true
       (cd "$work" && VIRTUAL_ENV="$work.venv" PATH="$work.venv/bin:$PATH" \
         "$bin/scip-python" index . --project-name "${project%-*}" --project-version "${project##*-}" --output "$out" >/dev/null 2>>"$work.log") ;;
     npm)

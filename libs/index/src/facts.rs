@@ -141,7 +141,8 @@ pub struct BindingFact {
     pub type_name: String,
 }
 
-/// An identifier a test refers to without calling it.
+/// A name a symbol uses: read, written, passed or named as a type, called or not
+/// (resolution drops what is already a call). Locals and parameters are left out.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct ReferenceFact {
     #[prost(int32, tag = "1")]
@@ -150,6 +151,9 @@ pub struct ReferenceFact {
     pub name: String,
     #[prost(uint32, tag = "3")]
     pub line: u32,
+    /// `pkg` in `pkg.Name`, `self` in `self.x`; empty for a bare name.
+    #[prost(string, tag = "4")]
+    pub receiver: String,
 }
 
 /// A string passed to an error constructor, panic, raise or throw.

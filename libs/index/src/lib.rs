@@ -295,9 +295,14 @@ fn layout_of(root: &Path, candidates: &[Candidate]) -> Layout {
     layout
 }
 
-/// A hash of what qualified names depend on besides the file itself.
+/// The version of what extraction produces: bump it whenever an extractor change alters
+/// the facts of an unchanged file, so cached facts from an older build are re-extracted.
+const EXTRACTOR_VERSION: u32 = 2;
+
+/// A hash of what qualified names depend on besides the file itself (and the extractor
+/// version).
 fn layout_hash(layout: &Layout) -> String {
-    let mut text = String::new();
+    let mut text = format!("extractor {EXTRACTOR_VERSION}\n");
     for (dir, module) in &layout.go_modules {
         text.push_str(&format!("go {dir} {module}\n"));
     }

@@ -11,7 +11,6 @@ use crate::layout::{Layout, parent_dir};
 struct Scope<'a> {
     symbol: i32,
     receiver: Option<&'a str>,
-    test: bool,
 }
 
 /// The package name an import path is used under by default.
@@ -81,7 +80,6 @@ pub fn extract(root: SyntaxNode<'_>, b: &mut Builder<'_>, layout: &Layout) {
                         &Scope {
                             symbol: index,
                             receiver: None,
-                            test,
                         },
                         b,
                     );
@@ -208,7 +206,6 @@ fn method(node: SyntaxNode<'_>, module: &str, b: &mut Builder<'_>) {
             &Scope {
                 symbol: index,
                 receiver,
-                test: false,
             },
             b,
         );
@@ -397,19 +394,6 @@ fn walk(node: SyntaxNode<'_>, scope: &Scope<'_>, b: &mut Builder<'_>) {
                 for name in names {
                     let variable = b.text(name).to_owned();
                     b.add_binding(scope.symbol, &variable, &type_text);
-                }
-            }
-        }
-        "type_identifier" if scope.test => {
-            let name = b.text(node).to_owned();
-            b.add_reference(scope.symbol, &name, line(node));
-        }
-        "argument_list" if scope.test => {
-            for argument in children(node) {
-                if matches!(argument.kind(), "identifier" | "selector_expression") {
-                    let text = b.text(argument);
-                    let name = text.rsplit('.').next().unwrap_or(text).to_owned();
-                    b.add_reference(scope.symbol, &name, line(argument));
                 }
             }
         }

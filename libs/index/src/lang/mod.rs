@@ -5,6 +5,7 @@ pub mod go;
 pub mod java;
 pub mod javascript;
 pub mod python;
+pub mod references;
 pub mod rust;
 
 use codectx_graph::model::content_hash;
@@ -85,6 +86,7 @@ pub fn extract(
         }
         Language::Java => java::extract(tree.root_node(), &mut builder, layout),
     }
+    references::collect(language, tree.root_node(), &mut builder);
 }
 
 /// Longest signature kept, in characters.
@@ -247,6 +249,7 @@ impl<'a> Builder<'a> {
                 from,
                 name: name.to_owned(),
                 line,
+                receiver: String::new(),
             });
         }
     }

@@ -455,15 +455,6 @@ fn expressions(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
     if node.kind() == "call" {
         call(node, scope, b);
     }
-    if node.kind() == "argument_list" && scope >= 0 && b.facts.symbols[scope as usize].test {
-        for argument in children(node) {
-            if matches!(argument.kind(), "identifier" | "attribute") {
-                let text = b.text(argument);
-                let name = text.rsplit('.').next().unwrap_or(text).to_owned();
-                b.add_reference(scope, &name, line(argument));
-            }
-        }
-    }
     for child in children(node) {
         if matches!(child.kind(), "block") {
             continue;

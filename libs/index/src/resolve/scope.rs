@@ -26,6 +26,8 @@ pub(super) struct Index<'a> {
     pub(super) imports: Vec<HashMap<&'a str, &'a str>>,
     /// Rust impls: type qualified → trait names as written, with the file they are in.
     pub(super) impl_traits: HashMap<String, Vec<(usize, &'a str)>>,
+    /// Module path → the files that make it (a Python package's `__init__`, a JS index).
+    pub(super) modules: HashMap<&'a str, Vec<usize>>,
 }
 
 impl<'a> Index<'a> {
@@ -39,6 +41,7 @@ impl<'a> Index<'a> {
             bindings: HashMap::default(),
             imports: Vec::with_capacity(files.len()),
             impl_traits: HashMap::default(),
+            modules: HashMap::default(),
         };
         for (file_index, file) in files.iter().enumerate() {
             let mut ids = Vec::with_capacity(file.symbols.len());
@@ -73,6 +76,13 @@ impl<'a> Index<'a> {
                     .entry((file_index, binding.scope))
                     .or_default()
                     .push((binding.variable.as_str(), binding.type_name.as_str()));
+            }
+            if !file.module.is_empty() {
+                index
+                    .modules
+                    .entry(file.module.as_str())
+                    .or_default()
+                    .push(file_index);
             }
             index.imports.push(
                 file.imports
@@ -140,16 +150,43 @@ impl<'a> Index<'a> {
         separator(&self.files[file].language)
     }
 
+    /// The symbol of qualified name `name` that passes `filter`; a public path through
+    /// re-exports (`click.command` for `click.decorators.command`, imported by the
+    /// package's `__init__`; `crate::a::Trait` through `pub use`) reaches the definition.
     pub(super) fn qualified(
         &self,
         name: &str,
         filter: impl Fn(&SymbolFact) -> bool,
     ) -> Option<SymbolRef> {
-        self.by_qualified
-            .get(name)?
-            .iter()
-            .copied()
-            .find(|r| filter(self.symbol(*r)))
+        self.qualified_through(name, &filter, 0)
+    }
+
+    fn qualified_through(
+        &self,
+        name: &str,
+        filter: &dyn Fn(&SymbolFact) -> bool,
+        depth: u32,
+    ) -> Option<SymbolRef> {
+        if let Some(found) = self
+            .by_qualified
+            .get(name)
+            .and_then(|refs| refs.iter().copied().find(|r| filter(self.symbol(*r))))
+        {
+            return Some(found);
+        }
+        if depth >= 3 {
+            return None;
+        }
+        let (module, last) = name.rsplit_once("::").or_else(|| name.rsplit_once('.'))?;
+        for &file in self.modules.get(module)? {
+            if let Some(target) = self.imports[file].get(last)
+                && *target != name
+                && let Some(found) = self.qualified_through(target, filter, depth + 1)
+            {
+                return Some(found);
+            }
+        }
+        None
     }
 
     /// Expands a leading import alias (`http.Server` → `net/http.Server`).

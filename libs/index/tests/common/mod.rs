@@ -136,6 +136,18 @@ impl Indexed {
             .await
     }
 
+    /// What `qualified` refers to without calling (targets' qualified names, sorted).
+    pub async fn references(&self, qualified: &str) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .edges(qualified, EdgeKind::References, Direction::Outgoing)
+            .await
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        out.sort();
+        out
+    }
+
     /// What `qualified` implements (names only).
     pub async fn implements(&self, qualified: &str) -> Vec<String> {
         let mut out: Vec<String> = self

@@ -15,6 +15,16 @@
 //! - Precision: a CALLS or REFERENCES edge between two symbols is judged only when the
 //!   oracle defines its target (targets the oracle is blind to, such as CommonJS
 //!   properties, are counted as `unjudged`); it is right when the oracle has that pair.
+//!   When the oracle resolved that name, inside that symbol, to a symbol of the project
+//!   that is not a modelled definition (a re-export alias in a package `__init__`, a
+//!   field), the edge is `unjudged` too: the oracle names the path, not the definition.
+//!   A name the oracle resolved to another package (`dict.update`) judges the edge wrong.
+//!   A name the oracle could not resolve (a `local` with no definition in the file: the
+//!   import it came from did not resolve), or has no occurrence of at all inside that
+//!   symbol (a member of an untyped receiver, which pyright and the TypeScript checker
+//!   leave silent), leaves the edge `unjudged` as well: the judge cannot say. Silence
+//!   counts only for oracles of dynamically typed languages; scip-go types every
+//!   expression, so there a reference it does not have is wrong.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -178,13 +188,21 @@ impl<'a> FileSymbols<'a> {
     }
 }
 
-/// Scores `nodes`/`edges` (one graph) against `index`. `is_import(path, line)` says
-/// whether a source line binds an import.
+/// Reads the checkout for the judge.
+pub trait Source {
+    /// Whether a source line (1-based) binds an import.
+    fn is_import(&self, path: &str, line: u32) -> bool;
+    /// The text an occurrence's range covers, on one line.
+    fn text(&self, path: &str, range: &[i32]) -> Option<String>;
+}
+
+/// Scores `nodes`/`edges` (one graph) against `index`.
 pub fn score(
     index: &scip::Index,
     nodes: &[Node],
     edges: &[Edge],
-    is_import: &dyn Fn(&str, u32) -> bool,
+    source: &dyn Source,
+    silence_is_blind: bool,
 ) -> Score {
     let mut files: HashMap<&str, FileSymbols<'_>> = HashMap::new();
     let mut indexed_files: HashSet<&str> = HashSet::new();
@@ -235,7 +253,7 @@ pub fn score(
             if defined.contains_key(occurrence.symbol.as_str()) {
                 continue; // a second definition site (Python redefinition, TS overload)
             }
-            if category == Category::Variable && is_import(path, occurrence.line()) {
+            if category == Category::Variable && source.is_import(path, occurrence.line()) {
                 continue;
             }
             // scip-typescript names constructors `<constructor>`.
@@ -263,6 +281,18 @@ pub fn score(
 
     // Reference pairs from the oracle.
     let by_id: HashMap<&str, &Node> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+    let project: HashSet<&str> = index
+        .documents
+        .iter()
+        .flat_map(|d| d.occurrences.iter())
+        .filter(|o| o.is_definition())
+        .filter_map(|o| scip::package(&o.symbol))
+        .collect();
+    // (enclosing symbol, referenced name) whose oracle target is in the project but not
+    // a modelled definition.
+    let mut unmodelled_names: HashSet<(&str, String)> = HashSet::new();
+    // (enclosing symbol, referenced name) of every oracle reference.
+    let mut named: HashSet<(&str, String)> = HashSet::new();
     let mut pairs: HashSet<(&str, &str)> = HashSet::new();
     let mut first_line: HashMap<(&str, &str), (String, u32)> = HashMap::new();
     for document in &index.documents {
@@ -270,15 +300,51 @@ pub fn score(
         let Some(symbols) = files.get(path) else {
             continue;
         };
+        let defined_locals: HashSet<&str> = document
+            .occurrences
+            .iter()
+            .filter(|o| o.is_definition() && o.symbol.starts_with("local "))
+            .map(|o| o.symbol.as_str())
+            .collect();
         for occurrence in &document.occurrences {
             if occurrence.is_definition() || occurrence.is_import() {
                 continue;
             }
-            let Some(target) = defined.get(occurrence.symbol.as_str()) else {
-                continue; // external or local
-            };
+            if occurrence.symbol.starts_with("local ")
+                && !defined_locals.contains(occurrence.symbol.as_str())
+            {
+                // Unresolved by the oracle: the name is blind in its scope.
+                if let Some(from) = symbols.innermost(occurrence.line(), None)
+                    && let Some(name) = source.text(path, &occurrence.range)
+                {
+                    unmodelled_names.insert((from.id.as_str(), name));
+                }
+                continue;
+            }
             let Some(from) = symbols.innermost(occurrence.line(), None) else {
                 continue; // module level
+            };
+            if let Some(name) = scip::descriptors(&occurrence.symbol)
+                .as_deref()
+                .and_then(scip::last_name)
+            {
+                let name = if name == "<constructor>" {
+                    "constructor"
+                } else {
+                    name
+                };
+                named.insert((from.id.as_str(), name.to_owned()));
+            }
+            let Some(target) = defined.get(occurrence.symbol.as_str()) else {
+                // External, local, or the project's but unmodelled (alias, field).
+                if scip::package(&occurrence.symbol).is_some_and(|p| project.contains(p))
+                    && let Some(name) = scip::descriptors(&occurrence.symbol)
+                        .as_deref()
+                        .and_then(scip::last_name)
+                {
+                    unmodelled_names.insert((from.id.as_str(), name.to_owned()));
+                }
+                continue;
             };
             let Some(target) = target else {
                 score.unmodelled_targets += 1;
@@ -314,6 +380,13 @@ pub fn score(
             continue;
         }
         let right = pairs.contains(&pair);
+        let key = (pair.0, to.name.clone());
+        if !right
+            && (unmodelled_names.contains(&key) || (silence_is_blind && !named.contains(&key)))
+        {
+            score.unjudged_edges += 1;
+            continue;
+        }
         if edge.kind == EdgeKind::Calls {
             score.call_precision.add(right);
             score
@@ -326,8 +399,9 @@ pub fn score(
             score.reference_precision.add(right);
             if !right && score.wrong_edges.len() < SAMPLES {
                 score.wrong_edges.push(format!(
-                    "{} {}:{} {} -> {}",
+                    "{} ({}) {}:{} {} -> {}",
                     edge.kind.as_str(),
+                    edge.confidence.as_str(),
                     from.path,
                     edge.line,
                     from.qualified_name,
@@ -437,7 +511,16 @@ mod tests {
             edge("b", "t", EdgeKind::Calls), // the oracle has no such reference
             edge("f", "a", EdgeKind::Contains),
         ];
-        let score = score(&index, &nodes, &edges, &|_, _| false);
+        struct NoSource;
+        impl Source for NoSource {
+            fn is_import(&self, _: &str, _: u32) -> bool {
+                false
+            }
+            fn text(&self, _: &str, _: &[i32]) -> Option<String> {
+                None
+            }
+        }
+        let score = score(&index, &nodes, &edges, &NoSource, false);
         assert_eq!(
             score.definitions[&Category::Function],
             Ratio { found: 2, total: 3 }

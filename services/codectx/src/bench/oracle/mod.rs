@@ -31,6 +31,45 @@ pub struct OracleArgs {
     pub require_definitions: Option<f64>,
 }
 
+/// The checkout a SCIP index was made from, read lazily.
+struct Checkout {
+    root: PathBuf,
+    files: std::cell::RefCell<BTreeMap<String, Vec<String>>>,
+}
+
+impl Checkout {
+    fn line(&self, path: &str, line: usize) -> Option<String> {
+        let mut files = self.files.borrow_mut();
+        let lines = files.entry(path.to_owned()).or_insert_with(|| {
+            std::fs::read_to_string(self.root.join(path))
+                .map(|t| t.lines().map(str::to_owned).collect())
+                .unwrap_or_default()
+        });
+        lines.get(line).cloned()
+    }
+}
+
+impl compare::Source for Checkout {
+    fn is_import(&self, path: &str, line: u32) -> bool {
+        self.line(path, line.saturating_sub(1) as usize)
+            .is_some_and(|l| {
+                let l = l.trim_start();
+                l.contains("require(") || l.starts_with("import ")
+            })
+    }
+
+    fn text(&self, path: &str, range: &[i32]) -> Option<String> {
+        // [line, start, end] on one line (character offsets; ASCII identifiers).
+        let [line, start, end] = range else {
+            return None;
+        };
+        let text = self.line(path, (*line).max(0) as usize)?;
+        let chars: Vec<char> = text.chars().collect();
+        let (start, end) = ((*start).max(0) as usize, (*end).max(0) as usize);
+        (start < end && end <= chars.len()).then(|| chars[start..end].iter().collect())
+    }
+}
+
 #[derive(Debug, Serialize)]
 struct ProjectReport {
     name: String,
@@ -77,21 +116,14 @@ pub async fn run(args: OracleArgs) -> anyhow::Result<bool> {
             .iter()
             .flat_map(|o| o.edges.iter().cloned())
             .collect();
-        let root = PathBuf::from(checkout);
-        let sources: std::cell::RefCell<BTreeMap<String, Vec<String>>> = Default::default();
-        let is_import = |path: &str, line: u32| {
-            let mut sources = sources.borrow_mut();
-            let lines = sources.entry(path.to_owned()).or_insert_with(|| {
-                std::fs::read_to_string(root.join(path))
-                    .map(|t| t.lines().map(str::to_owned).collect())
-                    .unwrap_or_default()
-            });
-            lines.get(line.saturating_sub(1) as usize).is_some_and(|l| {
-                let l = l.trim_start();
-                l.contains("require(") || l.starts_with("import ")
-            })
+        let source = Checkout {
+            root: PathBuf::from(checkout),
+            files: Default::default(),
         };
-        let score = compare::score(&index, &nodes, &edges, &is_import);
+        // scip-go types every expression; the Python and TypeScript checkers leave members
+        // of untyped receivers silent.
+        let silence_is_blind = !indexer.starts_with("scip-go");
+        let score = compare::score(&index, &nodes, &edges, &source, silence_is_blind);
         println!("{}", line(&name, &score));
         projects.push(ProjectReport {
             name,

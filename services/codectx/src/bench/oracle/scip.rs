@@ -70,6 +70,27 @@ impl Occurrence {
     }
 }
 
+/// The package name of a global symbol (its third field), `None` for locals.
+pub fn package(symbol: &str) -> Option<&str> {
+    if symbol.starts_with("local ") {
+        return None;
+    }
+    symbol.split(' ').nth(2)
+}
+
+/// The name of a symbol's last descriptor.
+pub fn last_name(descriptors: &[Descriptor]) -> Option<&str> {
+    descriptors.last().map(|d| match d {
+        Descriptor::Namespace(n)
+        | Descriptor::Type(n)
+        | Descriptor::Term(n)
+        | Descriptor::Method(n)
+        | Descriptor::Parameter(n)
+        | Descriptor::TypeParameter(n)
+        | Descriptor::Meta(n) => n.as_str(),
+    })
+}
+
 /// One descriptor of a symbol's path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Descriptor {

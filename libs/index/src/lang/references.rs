@@ -1,0 +1,374 @@
+//! Names a symbol uses, for REFERENCES edges: one pass over the syntax tree after the
+//! language's own extractor, driven by a small table per grammar (which nodes are
+//! identifiers, which are member accesses, where a name is declared). Each use is
+//! attributed to the innermost symbol whose span holds its line; names declared inside
+//! that symbol or an enclosing one (locals, parameters, loop and pattern variables) are
+//! left out, so a local that shadows a package-level name never becomes a reference.
+//! Resolution (`resolve::references`) keeps only uses that name a symbol of the graph
+//! and are not already calls.
+
+use std::collections::HashSet;
+
+use tree_sitter::Node as SyntaxNode;
+
+use super::{Builder, Language, line};
+use crate::facts::ReferenceFact;
+
+/// Most references kept per file (a generated table can hold tens of thousands).
+const MAX_PER_FILE: usize = 20_000;
+
+/// What one grammar's names look like.
+struct Spec {
+    /// Node kinds that name something.
+    identifiers: &'static [&'static str],
+    /// Member accesses: (kind, object field, property field). The property is not an
+    /// identifier use of its own; the pair is (receiver, name).
+    members: &'static [(&'static str, &'static str, &'static str)],
+    /// (parent kind, field): an identifier in that field declares a name.
+    declares: &'static [(&'static str, &'static str)],
+    /// Parents all of whose identifier children declare names (parameter lists).
+    declaring_parents: &'static [&'static str],
+    /// Nodes a declaration reaches its names through (`a, b := ...`, `(x, y) = ...`).
+    patterns: &'static [&'static str],
+    /// Subtrees with no uses (imports, macros' token trees, labels).
+    ignored: &'static [&'static str],
+}
+
+const GO: Spec = Spec {
+    identifiers: &["identifier", "type_identifier"],
+    members: &[
+        ("selector_expression", "operand", "field"),
+        ("qualified_type", "package", "name"),
+    ],
+    declares: &[
+        ("parameter_declaration", "name"),
+        ("variadic_parameter_declaration", "name"),
+        ("short_var_declaration", "left"),
+        ("range_clause", "left"),
+        ("var_spec", "name"),
+        ("const_spec", "name"),
+        ("type_spec", "name"),
+        ("type_alias", "name"),
+        ("type_parameter_declaration", "name"),
+        ("function_declaration", "name"),
+        ("method_declaration", "name"),
+        ("receive_statement", "left"),
+        ("type_switch_statement", "alias"),
+        ("labeled_statement", "label"),
+    ],
+    declaring_parents: &[],
+    patterns: &["expression_list"],
+    ignored: &["import_declaration", "package_clause", "field_declaration"],
+};
+
+const PYTHON: Spec = Spec {
+    identifiers: &["identifier"],
+    members: &[("attribute", "object", "attribute")],
+    declares: &[
+        ("function_definition", "name"),
+        ("class_definition", "name"),
+        ("default_parameter", "name"),
+        ("typed_default_parameter", "name"),
+        ("keyword_argument", "name"),
+        ("assignment", "left"),
+        ("augmented_assignment", "left"),
+        ("for_statement", "left"),
+        ("for_in_clause", "left"),
+        ("named_expression", "name"),
+        ("as_pattern", "alias"),
+    ],
+    declaring_parents: &[
+        "parameters",
+        "lambda_parameters",
+        "typed_parameter",
+        "global_statement",
+        "nonlocal_statement",
+        "as_pattern_target",
+    ],
+    patterns: &[
+        "pattern_list",
+        "tuple_pattern",
+        "list_pattern",
+        "list_splat_pattern",
+        "dictionary_splat_pattern",
+    ],
+    ignored: &[
+        "import_statement",
+        "import_from_statement",
+        "future_import_statement",
+        "dotted_name",
+    ],
+};
+
+const JAVASCRIPT: Spec = Spec {
+    identifiers: &[
+        "identifier",
+        "type_identifier",
+        "shorthand_property_identifier",
+    ],
+    members: &[("member_expression", "object", "property")],
+    declares: &[
+        ("variable_declarator", "name"),
+        ("function_declaration", "name"),
+        ("function_expression", "name"),
+        ("generator_function_declaration", "name"),
+        ("class_declaration", "name"),
+        ("class", "name"),
+        ("required_parameter", "pattern"),
+        ("optional_parameter", "pattern"),
+        ("arrow_function", "parameter"),
+        ("catch_clause", "parameter"),
+        ("for_in_statement", "left"),
+        ("assignment_pattern", "left"),
+        ("type_parameter", "name"),
+        ("interface_declaration", "name"),
+        ("type_alias_declaration", "name"),
+        ("enum_declaration", "name"),
+        ("abstract_class_declaration", "name"),
+    ],
+    declaring_parents: &["formal_parameters"],
+    patterns: &[
+        "object_pattern",
+        "array_pattern",
+        "rest_pattern",
+        "pair_pattern",
+    ],
+    ignored: &[
+        "import_statement",
+        "import_clause",
+        "export_clause",
+        "namespace_import",
+        "statement_identifier",
+    ],
+};
+
+const RUST: Spec = Spec {
+    identifiers: &["identifier", "type_identifier"],
+    members: &[
+        ("scoped_identifier", "path", "name"),
+        ("scoped_type_identifier", "path", "name"),
+        ("field_expression", "value", "field"),
+    ],
+    declares: &[
+        ("let_declaration", "pattern"),
+        ("parameter", "pattern"),
+        ("for_expression", "pattern"),
+        ("let_condition", "pattern"),
+        ("function_item", "name"),
+        ("function_signature_item", "name"),
+        ("struct_item", "name"),
+        ("enum_item", "name"),
+        ("union_item", "name"),
+        ("trait_item", "name"),
+        ("type_item", "name"),
+        ("const_item", "name"),
+        ("static_item", "name"),
+        ("mod_item", "name"),
+        ("enum_variant", "name"),
+        ("field_declaration", "name"),
+        ("constrained_type_parameter", "left"),
+    ],
+    declaring_parents: &["closure_parameters", "type_parameters", "match_pattern"],
+    patterns: &[
+        "tuple_pattern",
+        "tuple_struct_pattern",
+        "struct_pattern",
+        "field_pattern",
+        "ref_pattern",
+        "mut_pattern",
+        "captured_pattern",
+        "slice_pattern",
+        "or_pattern",
+        "reference_pattern",
+    ],
+    ignored: &[
+        "use_declaration",
+        "token_tree",
+        "attribute_item",
+        "inner_attribute_item",
+        "label",
+        "lifetime",
+    ],
+};
+
+fn spec(language: Language) -> Option<&'static Spec> {
+    match language {
+        Language::Go => Some(&GO),
+        Language::Python => Some(&PYTHON),
+        Language::JavaScript | Language::TypeScript | Language::Tsx => Some(&JAVASCRIPT),
+        Language::Rust => Some(&RUST),
+        Language::Java => None,
+    }
+}
+
+/// Receivers worth resolving: a name, `self`/`this`, or a short dotted path of names.
+fn is_simple_receiver(node: SyntaxNode<'_>, spec: &Spec) -> bool {
+    matches!(node.kind(), "self" | "this" | "package_identifier")
+        || spec.identifiers.contains(&node.kind())
+        || (spec.members.iter().any(|(k, _, _)| *k == node.kind())
+            && node.end_byte() - node.start_byte() <= 80
+            && node.child(0).is_some_and(|c| is_simple_receiver(c, spec)))
+        || (node.kind() == "scoped_identifier" || node.kind() == "crate" || node.kind() == "super")
+}
+
+/// Whether identifier `node` declares a name (climbing through pattern nodes).
+fn declares(node: SyntaxNode<'_>, spec: &Spec) -> bool {
+    let mut child = node;
+    let mut parent = node.parent();
+    while let Some(p) = parent {
+        if spec.patterns.contains(&p.kind()) {
+            child = p;
+            parent = p.parent();
+            continue;
+        }
+        if spec.declaring_parents.contains(&p.kind()) {
+            return true;
+        }
+        for (kind, field) in spec.declares {
+            if p.kind() == *kind {
+                let mut cursor = p.walk();
+                if p.children_by_field_name(field, &mut cursor)
+                    .any(|c| c.id() == child.id())
+                {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+    false
+}
+
+/// Go composite literal keys (`T{Name: x}`) name fields, not variables.
+fn is_field_key(node: SyntaxNode<'_>) -> bool {
+    let Some(element) = node.parent().filter(|p| p.kind() == "literal_element") else {
+        return false;
+    };
+    element
+        .parent()
+        .filter(|k| k.kind() == "keyed_element")
+        .and_then(|k| k.named_child(0))
+        .is_some_and(|first| first.id() == element.id())
+}
+
+/// Appends the file's references to `b.facts.references` (after the symbols exist).
+pub fn collect(language: Language, root: SyntaxNode<'_>, b: &mut Builder<'_>) {
+    let Some(spec) = spec(language) else {
+        return;
+    };
+    let symbols = &b.facts.symbols;
+    if symbols.is_empty() {
+        return;
+    }
+    // Innermost symbol per line: wider spans first, narrower ones overwrite.
+    let lines = b
+        .facts
+        .lines
+        .max(symbols.iter().map(|s| s.end_line).max().unwrap_or(0)) as usize;
+    let mut innermost: Vec<i32> = vec![-1; lines + 2];
+    let mut order: Vec<usize> = (0..symbols.len()).collect();
+    order.sort_by_key(|&i| {
+        std::cmp::Reverse(symbols[i].end_line.saturating_sub(symbols[i].start_line))
+    });
+    for i in order {
+        let s = &symbols[i];
+        for slot in innermost
+            .iter_mut()
+            .take((s.end_line as usize + 1).min(lines + 2))
+            .skip(s.start_line as usize)
+        {
+            *slot = i as i32;
+        }
+    }
+    let at = |line: u32| innermost.get(line as usize).copied().unwrap_or(-1);
+
+    let mut declared: HashSet<(i32, &str)> = HashSet::new();
+    let mut uses: Vec<(i32, String, String, u32)> = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let kind = node.kind();
+        if spec.ignored.contains(&kind) {
+            continue;
+        }
+        if let Some((_, object, property)) = spec.members.iter().find(|(k, _, _)| *k == kind) {
+            let object = node.child_by_field_name(object);
+            let property = node.child_by_field_name(property);
+            if let (Some(o), Some(p)) = (object, property)
+                && is_simple_receiver(o, spec)
+            {
+                let from = at(line(node));
+                if from >= 0 {
+                    uses.push((from, b.text(o).to_owned(), b.text(p).to_owned(), line(node)));
+                }
+            }
+            if let Some(o) = object {
+                stack.push(o);
+            }
+            // Other children (arguments of a generic path, ...) but not the property.
+            let skip = property.map(|p| p.id());
+            let object_id = object.map(|o| o.id());
+            for i in (0..node.child_count()).rev() {
+                if let Some(c) = node.child(i)
+                    && Some(c.id()) != skip
+                    && Some(c.id()) != object_id
+                {
+                    stack.push(c);
+                }
+            }
+            continue;
+        }
+        if spec.identifiers.contains(&kind) {
+            let from = at(line(node));
+            if from >= 0 {
+                let text = b.text(node);
+                if declares(node, spec) {
+                    declared.insert((from, text));
+                } else if !(language == Language::Go && is_field_key(node)) {
+                    uses.push((from, String::new(), text.to_owned(), line(node)));
+                }
+            }
+            continue;
+        }
+        for i in (0..node.child_count()).rev() {
+            if let Some(c) = node.child(i) {
+                stack.push(c);
+            }
+        }
+    }
+
+    let symbols = &b.facts.symbols;
+    let is_local = |from: i32, name: &str| {
+        let mut scope = from;
+        while scope >= 0 {
+            if declared.contains(&(scope, name)) {
+                return true;
+            }
+            scope = symbols[scope as usize].parent;
+        }
+        false
+    };
+    let mut seen: HashSet<(i32, String, String)> = HashSet::new();
+    let mut out = Vec::new();
+    for (from, receiver, name, line) in uses {
+        if out.len() >= MAX_PER_FILE {
+            break;
+        }
+        // A plain local is not a reference; a member of a local may be (its type can be
+        // known), and resolution keeps only what it resolves through that type.
+        if receiver.is_empty() && is_local(from, &name) {
+            continue;
+        }
+        if symbols[from as usize].name == name && receiver.is_empty() {
+            continue; // its own name (a definition line, recursion is a call)
+        }
+        if seen.insert((from, receiver.clone(), name.clone())) {
+            out.push(ReferenceFact {
+                from,
+                name,
+                line,
+                receiver,
+            });
+        }
+    }
+    b.facts.references.extend(out);
+}
