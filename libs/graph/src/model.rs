@@ -23,12 +23,14 @@ pub enum NodeKind {
     Module,
     /// A string literal passed to an error constructor, panic, raise or throw.
     ErrorMessage,
+    /// Any other string literal of 8+ characters (a part between interpolations).
+    StringLiteral,
     /// A call target outside the indexed code (or not found in it), kept by name.
     External,
 }
 
 impl NodeKind {
-    pub const ALL: [NodeKind; 14] = [
+    pub const ALL: [NodeKind; 15] = [
         NodeKind::Repository,
         NodeKind::Package,
         NodeKind::File,
@@ -42,6 +44,7 @@ impl NodeKind {
         NodeKind::DocSection,
         NodeKind::Module,
         NodeKind::ErrorMessage,
+        NodeKind::StringLiteral,
         NodeKind::External,
     ];
 
@@ -60,6 +63,7 @@ impl NodeKind {
             NodeKind::DocSection => "doc_section",
             NodeKind::Module => "module",
             NodeKind::ErrorMessage => "error_message",
+            NodeKind::StringLiteral => "string",
             NodeKind::External => "external",
         }
     }

@@ -219,11 +219,12 @@ fn kinds_label(kinds: &[EdgeKind]) -> String {
 const RANK_WINDOW: usize = 500;
 
 /// Sort key of a depth-1 neighbor (lower first; ties keep the store's path order):
-/// production code before tests; for IMPLEMENTS, types in the root's own directory
+/// symbols of the repository before external (unresolved) targets, which have no path
+/// and would otherwise sort first and crowd them out; production code before tests; for IMPLEMENTS, types in the root's own directory
 /// (package) first; among tests, those in the root's conventional test file
 /// (`test_textwrap.py`, `heapq_test.go`, `FooTest.java` for `Foo.java`) first, then those
 /// whose name mentions the root's name (`test_dedent_tabs` for `dedent`).
-fn relevance(root: &Node, neighbor: &Node, kind: EdgeKind) -> (bool, bool, bool, bool) {
+fn relevance(root: &Node, neighbor: &Node, kind: EdgeKind) -> (bool, bool, bool, bool, bool) {
     let directory = |path: &str| path.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
     let elsewhere =
         kind == EdgeKind::Implements && directory(&neighbor.path) != directory(&root.path);
@@ -236,6 +237,7 @@ fn relevance(root: &Node, neighbor: &Node, kind: EdgeKind) -> (bool, bool, bool,
             .to_lowercase()
             .contains(&root.name.to_lowercase());
     (
+        neighbor.kind == NodeKind::External,
         neighbor.test || is_test_path(&neighbor.path),
         elsewhere,
         !counterpart,
@@ -570,12 +572,14 @@ fn innermost_changed(symbols: Vec<Node>, ranges: &[(u32, u32)]) -> Vec<Node> {
 pub struct ChangedSymbol {
     pub symbol: Node,
     pub callers: Vec<Neighbor>,
+    /// Symbols that refer to it without calling it.
+    pub used_by: Vec<Neighbor>,
     pub tests: Vec<Neighbor>,
     pub omitted: Vec<Omitted>,
 }
 
 /// Change impact: the innermost symbols overlapping changed lines (all symbols of a file
-/// when only its path is given), their callers and their tests.
+/// when only its path is given), their callers, what refers to them, and their tests.
 pub async fn change_impact(
     store: &dyn GraphStore,
     graph_id: &str,
@@ -622,6 +626,19 @@ pub async fn change_impact(
         )
         .await?
         .0;
+        let used_by = expand(
+            store,
+            graph_id,
+            std::slice::from_ref(&symbol.id),
+            &ExpandOptions {
+                kinds: vec![EdgeKind::References],
+                directions: Directions::Incoming,
+                depth: 1,
+                limit_per_direction: limit_per_symbol,
+            },
+        )
+        .await?
+        .0;
         let tests = expand(
             store,
             graph_id,
@@ -646,9 +663,16 @@ pub async fn change_impact(
             .map(|e| (e.neighbors, e.omitted))
             .unwrap_or_default();
         omitted.extend(test_omitted);
+        let (used_by, used_omitted) = used_by
+            .into_iter()
+            .next()
+            .map(|e| (e.neighbors, e.omitted))
+            .unwrap_or_default();
+        omitted.extend(used_omitted);
         changed.push(ChangedSymbol {
             symbol,
             callers,
+            used_by,
             tests,
             omitted,
         });
@@ -693,6 +717,12 @@ mod tests {
         assert_eq!(
             relevance(&root, &local, EdgeKind::Calls),
             relevance(&root, &far, EdgeKind::Calls)
+        );
+        // Unresolved (external) targets after every symbol of the repository.
+        let mut external = node("", "Println", false);
+        external.kind = NodeKind::External;
+        assert!(
+            relevance(&root, &test, EdgeKind::Calls) < relevance(&root, &external, EdgeKind::Calls)
         );
         // Tests: the conventional test file and a name that mentions the root first.
         let helper_test = node("cmd/go/main_test.go", "TestMain", true);

@@ -156,7 +156,8 @@ pub struct ReferenceFact {
     pub receiver: String,
 }
 
-/// A string passed to an error constructor, panic, raise or throw.
+/// A string literal (8+ characters, split at interpolations): one passed to an error
+/// constructor, panic, raise or throw (`raised`), or any other.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct ErrorFact {
     #[prost(int32, tag = "1")]
@@ -165,6 +166,15 @@ pub struct ErrorFact {
     pub message: String,
     #[prost(uint32, tag = "3")]
     pub line: u32,
+    /// Raised (an error's message) rather than only written.
+    #[prost(bool, tag = "4")]
+    pub raised: bool,
+    /// The source line it is on (trimmed, redacted): how the message is built.
+    #[prost(string, tag = "5")]
+    pub context: String,
+    /// Outside any symbol: the first line of the top-level statement holding it.
+    #[prost(string, tag = "6")]
+    pub statement: String,
 }
 
 /// A Markdown section.

@@ -87,6 +87,20 @@ struct Posting {
     field: Field,
 }
 
+/// How much a word match on a document of this kind counts: module-level variables are
+/// mostly data (test tables, registries, singletons) and rarely what a question is
+/// about, so on the same words a function, type or constant ranks above them. Exact
+/// lookups are not weighed.
+fn kind_prior(kind: &str) -> f64 {
+    if kind == "variable" { 0.5 } else { 1.0 }
+}
+
+/// The kind of plain string-literal documents (the graph's `string` nodes).
+pub const STRING_KIND: &str = "string";
+
+/// Shortest query (characters, two words or more) matched as a phrase inside messages.
+const PHRASE_CHARS: usize = 12;
+
 /// An immutable index over a corpus.
 #[derive(Debug, Default)]
 pub struct LexicalIndex {
@@ -98,6 +112,10 @@ pub struct LexicalIndex {
     exact_qualified: HashMap<String, Vec<u32>>,
     exact_alias: HashMap<String, Vec<u32>>,
     exact_error: HashMap<String, Vec<u32>>,
+    /// Documents BM25 ranks (all but plain string literals).
+    ranked: usize,
+    /// Messages lowercased, for phrase (substring) matches.
+    messages: Vec<(String, u32)>,
     /// lookup key of qualified names, for trailing-part exact matches.
     keys: Vec<String>,
     bytes: usize,
@@ -123,15 +141,20 @@ impl LexicalIndex {
                     }
                 }
             };
-            add(&document.name, Field::Name);
-            for alias in &document.aliases {
-                add(alias, Field::Alias);
-            }
-            add(&document.kind, Field::Type);
-            add(&document.qualified_name, Field::QualifiedName);
-            add(&document.signature, Field::Signature);
-            for message in &document.error_messages {
-                add(message, Field::Name);
+            // Plain string literals are found by equality or as a phrase only: ranking
+            // them by their words would crowd out symbols (and cost a tokenization of
+            // every literal of the repository).
+            if document.kind != STRING_KIND {
+                add(&document.name, Field::Name);
+                for alias in &document.aliases {
+                    add(alias, Field::Alias);
+                }
+                add(&document.kind, Field::Type);
+                add(&document.qualified_name, Field::QualifiedName);
+                add(&document.signature, Field::Signature);
+                for message in &document.error_messages {
+                    add(message, Field::Name);
+                }
             }
             for (token, (frequency, field, _)) in frequencies {
                 index.bytes += token.len() + 16;
@@ -143,16 +166,18 @@ impl LexicalIndex {
             }
             index.lengths.push(length);
             total_length += f64::from(length);
-            index
-                .exact_name
-                .entry(document.name.clone())
-                .or_default()
-                .push(id);
-            index
-                .exact_qualified
-                .entry(document.qualified_name.clone())
-                .or_default()
-                .push(id);
+            if document.kind != STRING_KIND {
+                index
+                    .exact_name
+                    .entry(document.name.clone())
+                    .or_default()
+                    .push(id);
+                index
+                    .exact_qualified
+                    .entry(document.qualified_name.clone())
+                    .or_default()
+                    .push(id);
+            }
             for alias in &document.aliases {
                 index.exact_alias.entry(alias.clone()).or_default().push(id);
             }
@@ -162,8 +187,13 @@ impl LexicalIndex {
                     .entry(message.clone())
                     .or_default()
                     .push(id);
+                index.messages.push((message.to_lowercase(), id));
             }
-            index.keys.push(lookup_key(&document.qualified_name));
+            index.keys.push(if document.kind == STRING_KIND {
+                String::new()
+            } else {
+                lookup_key(&document.qualified_name)
+            });
             index.bytes += document.id.len()
                 + document.name.len() * 3
                 + document.qualified_name.len() * 3
@@ -177,10 +207,12 @@ impl LexicalIndex {
                     .sum::<usize>()
                 + 96;
         }
-        index.average_length = if documents.is_empty() {
+        // BM25 statistics over the ranked documents only (not plain string literals).
+        index.ranked = documents.iter().filter(|d| d.kind != STRING_KIND).count();
+        index.average_length = if index.ranked == 0 {
             1.0
         } else {
-            (total_length / documents.len() as f64).max(1.0)
+            (total_length / index.ranked as f64).max(1.0)
         };
         index.documents = documents;
         index
@@ -238,6 +270,22 @@ impl LexicalIndex {
             Match::ExactQualifiedName,
             &mut out,
         );
+        // A phrase of a message: the query inside a stored message part, or a stored part
+        // (16+ characters) inside the query (messages are stored split at interpolations).
+        let phrase = query.to_lowercase();
+        if phrase.chars().count() >= PHRASE_CHARS && phrase.split_whitespace().nth(1).is_some() {
+            let within: Vec<u32> = self
+                .messages
+                .iter()
+                .filter(|(message, _)| {
+                    message.contains(&phrase)
+                        || (message.chars().count() >= 16 && phrase.contains(message.as_str()))
+                })
+                .map(|(_, id)| *id)
+                .take(limit)
+                .collect();
+            push(Some(&within), Match::ExactErrorMessage, &mut out);
+        }
         push(self.exact_name.get(query), Match::ExactName, &mut out);
         push(self.exact_alias.get(query), Match::ExactAlias, &mut out);
         // `Engine.ServeHTTP`, `(*Engine).ServeHTTP`, `routing::Router::route`.
@@ -266,7 +314,7 @@ impl LexicalIndex {
             return out;
         }
         let exact: rustc_hash::FxHashSet<String> = out.iter().map(|c| c.id.clone()).collect();
-        let n = self.documents.len() as f64;
+        let n = self.ranked as f64;
         let mut scores: HashMap<u32, (f64, Field, f64)> = HashMap::default();
         let mut tokens = tokenize(query);
         tokens.sort();
@@ -295,7 +343,13 @@ impl LexicalIndex {
         let mut ranked: Vec<(u32, f64, Field)> = scores
             .into_iter()
             .filter(|(id, _)| self.kind_allowed(*id, kinds))
-            .map(|(id, (score, field, _))| (id, score, field))
+            .map(|(id, (score, field, _))| {
+                (
+                    id,
+                    score * kind_prior(&self.documents[id as usize].kind),
+                    field,
+                )
+            })
             .collect();
         ranked.sort_by(|a, b| {
             b.1.total_cmp(&a.1).then_with(|| {
@@ -388,6 +442,50 @@ mod tests {
             (ranked[0].id.as_str(), ranked[0].matched),
             ("6", Match::ExactErrorMessage)
         );
+    }
+
+    #[test]
+    fn messages_match_as_phrases_and_plain_strings_are_not_ranked() {
+        let literal = |id: &str, text: &str| Document {
+            id: id.into(),
+            name: text.into(),
+            qualified_name: text.into(),
+            kind: STRING_KIND.into(),
+            error_messages: vec![text.into()],
+            ..Default::default()
+        };
+        let mut docs = vec![
+            document("f", "configure", "app.configure", "function"),
+            literal(
+                "s1",
+                ") is no longer bundled with Express and must be installed separately",
+            ),
+            literal("s2", "configure the parser before use"),
+        ];
+        docs.push(Document {
+            id: "e".into(),
+            name: "Router.use() requires a middleware function but got a".into(),
+            qualified_name: "Router.use() requires a middleware function but got a".into(),
+            kind: "error_message".into(),
+            error_messages: vec!["Router.use() requires a middleware function but got a".into()],
+            ..Default::default()
+        });
+        let index = LexicalIndex::build(docs);
+        // The query inside a stored part.
+        let found = index.rank("no longer bundled with Express", 5, &[]);
+        assert_eq!(found[0].id, "s1");
+        assert_eq!(found[0].matched, Match::ExactErrorMessage);
+        // A stored part inside the query (the message continues past an interpolation).
+        let found = index.rank(
+            "Router.use() requires a middleware function but got a Object",
+            5,
+            &[],
+        );
+        assert_eq!(found[0].id, "e");
+        // One word is not a phrase; plain strings are never ranked by their words.
+        let found = index.rank("configure", 5, &[]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].id, "f");
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! JSON with `status`, `entries`, `omitted`, `provenance` and `tokens`, packed under the
 //! normalized token budget (lowest-value detail dropped first, every omission listed).
 
+use std::collections::HashMap;
+
 use crate::RetrievalLegs;
 use codectx_assemble::{Leg, Removable, fuse, pack};
 use codectx_clients::{GraphClient, LexicalClient};
@@ -251,27 +253,46 @@ struct Wanted {
     field: &'static str,
     kind: graph::EdgeKind,
     direction: graph::Direction,
+    /// Neighbour kinds kept (empty: all).
+    only: &'static [&'static str],
 }
 
 const CALLERS: Wanted = Wanted {
     field: "callers",
     kind: graph::EdgeKind::Calls,
     direction: graph::Direction::Incoming,
+    only: &[],
 };
 const CALLEES: Wanted = Wanted {
     field: "callees",
     kind: graph::EdgeKind::Calls,
     direction: graph::Direction::Outgoing,
+    only: &[],
 };
 const IMPLEMENTATIONS: Wanted = Wanted {
     field: "implementations",
     kind: graph::EdgeKind::Implements,
     direction: graph::Direction::Both,
+    only: &[],
+};
+const USED_BY: Wanted = Wanted {
+    field: "used_by",
+    kind: graph::EdgeKind::References,
+    direction: graph::Direction::Incoming,
+    only: &[],
+};
+/// The messages a symbol raises and the strings it writes (CONTAINS, string kinds only).
+const STRINGS: Wanted = Wanted {
+    field: "strings",
+    kind: graph::EdgeKind::Contains,
+    direction: graph::Direction::Outgoing,
+    only: &["error_message", "string"],
 };
 const TESTS: Wanted = Wanted {
     field: "tests",
     kind: graph::EdgeKind::TestedBy,
     direction: graph::Direction::Outgoing,
+    only: &[],
 };
 
 /// A test that calls the symbol is listed once, under tests: it leaves the callers, and
@@ -311,8 +332,15 @@ async fn attach(
         let (neighbors, more) = expand(graph, context, id, *relation, depth, limit).await?;
         // Targets the index could not resolve to a symbol of the repository (library
         // calls, dynamic receivers) are names only: a compact list beside the relation.
-        let (external, known): (Vec<Value>, Vec<Value>) =
+        let (external, mut known): (Vec<Value>, Vec<Value>) =
             neighbors.into_iter().partition(|n| n["kind"] == "external");
+        if !relation.only.is_empty() {
+            known.retain(|n| relation.only.iter().any(|k| n["kind"] == *k));
+            if known.is_empty() {
+                omitted.extend(more);
+                continue;
+            }
+        }
         entry[relation.field] = Value::from(known);
         if !external.is_empty() {
             entry[format!("unresolved_{}", relation.field)] = Value::from(
@@ -381,7 +409,7 @@ pub async fn symbol_context(
         &symbol.id,
         1,
         &mut entry,
-        &[CALLERS, CALLEES, IMPLEMENTATIONS, TESTS],
+        &[CALLERS, CALLEES, USED_BY, IMPLEMENTATIONS, TESTS, STRINGS],
         OVERVIEW_RELATION_LIMIT,
     )
     .await?;
@@ -389,10 +417,12 @@ pub async fn symbol_context(
     answer["omitted"] = Value::from(omitted);
     let name = &symbol.qualified_name;
     let removable = [
+        shed("strings", name, 1),
         shed("callees", name, 1),
         shed("implementations", name, 2),
         shed("tests", name, 3),
-        shed("callers", name, 4),
+        shed("used_by", name, 4),
+        shed("callers", name, 5),
     ];
     finish(AnswerStatus::Ok, answer, max_tokens, &removable).await
 }
@@ -467,7 +497,7 @@ pub async fn search(
     } else {
         (limit as usize).min(limits::ENTRIES_AFTER_HYDRATION)
     };
-    let entries: Vec<Value> = ranked_cards(
+    let found = ranked_cards(
         lexical_client,
         retrieval,
         graph,
@@ -477,14 +507,20 @@ pub async fn search(
         limit,
         Vec::new(),
     )
-    .await?
-    .into_iter()
-    .map(|(found, legs)| {
-        let mut entry = card(&found, false);
-        entry["found_by"] = Value::from(legs);
-        entry
-    })
-    .collect();
+    .await?;
+    let used_by = used_by_of(graph, context, &found).await?;
+    let entries: Vec<Value> = found
+        .into_iter()
+        .zip(used_by)
+        .map(|((found, legs), used_by)| {
+            let mut entry = card(&found, false);
+            entry["found_by"] = Value::from(legs);
+            if !used_by.is_empty() {
+                entry["used_by"] = Value::from(used_by);
+            }
+            entry
+        })
+        .collect();
     if entries.is_empty() {
         let (json, tokens) = codectx_assemble::finalize(json!({
             "status": "not_found",
@@ -507,6 +543,54 @@ pub async fn search(
         &[],
     )
     .await
+}
+
+/// Where search hits are used without being called, per hit (qualified names, at most
+/// [`SEARCH_USED_BY`] each): a rare variable or type found by search shows where it is
+/// used, not only where it is defined. One expansion for all hits.
+const SEARCH_USED_BY: u32 = 5;
+
+async fn used_by_of(
+    graph: &GraphClient,
+    context: &TenantContext,
+    found: &[(graph::SymbolCard, Vec<String>)],
+) -> Result<Vec<Vec<Value>>, Error> {
+    if found.is_empty() {
+        return Ok(Vec::new());
+    }
+    let expanded = graph
+        .expand(
+            context,
+            graph::ExpandRequest {
+                ids: found.iter().map(|(c, _)| c.id.clone()).collect(),
+                edge_kinds: vec![graph::EdgeKind::References as i32],
+                direction: graph::Direction::Incoming as i32,
+                depth: 1,
+                limit_per_direction: SEARCH_USED_BY,
+            },
+        )
+        .await?;
+    let mut by_root: HashMap<String, Vec<Value>> = expanded
+        .expansions
+        .into_iter()
+        .filter_map(|e| {
+            let root = e.root?.id;
+            let names = e
+                .neighbors
+                .iter()
+                .filter_map(|n| {
+                    n.card
+                        .as_ref()
+                        .map(|c| Value::from(c.qualified_name.clone()))
+                })
+                .collect();
+            Some((root, names))
+        })
+        .collect();
+    Ok(found
+        .iter()
+        .map(|(c, _)| by_root.remove(&c.id).unwrap_or_default())
+        .collect())
 }
 
 /// Symbols one identifier in a task may resolve to.
@@ -752,11 +836,12 @@ pub async fn minimal_context(
     entry["found_by"] = Value::from(legs);
     // Types are understood through what implements or extends them; functions through
     // their calls.
+    // Variables and constants through what uses them.
     let is_type = !matches!(subject.kind.as_str(), "function" | "method");
     let wanted: &[Wanted] = if is_type {
-        &[CALLERS, CALLEES, IMPLEMENTATIONS]
+        &[CALLERS, CALLEES, USED_BY, IMPLEMENTATIONS]
     } else {
-        &[CALLERS, CALLEES]
+        &[CALLERS, CALLEES, USED_BY]
     };
     let omitted = attach(
         graph,
@@ -796,8 +881,9 @@ pub async fn minimal_context(
         .chain(memory_notes_shed())
         .chain([
             shed("callees", &name, 4),
-            shed("callers", &name, 5),
-            shed("implementations", &name, 6),
+            shed("used_by", &name, 5),
+            shed("callers", &name, 6),
+            shed("implementations", &name, 7),
         ])
         .collect();
     finish(AnswerStatus::Ok, answer, max_tokens, &removable).await
@@ -925,6 +1011,10 @@ pub async fn pr_context(
         let symbol = changed.symbol.clone().unwrap_or_default();
         let mut entry = card(&symbol, false);
         entry["callers"] = Value::from(changed.callers.iter().map(neighbor).collect::<Vec<_>>());
+        if !changed.used_by.is_empty() {
+            entry["used_by"] =
+                Value::from(changed.used_by.iter().map(neighbor).collect::<Vec<_>>());
+        }
         entry["tests"] = Value::from(changed.tests.iter().map(neighbor).collect::<Vec<_>>());
         omitted.extend(tests_out_of_callers(&mut entry));
         entries.push(entry);
@@ -940,6 +1030,13 @@ pub async fn pr_context(
     answer["unknown_paths"] = Value::from(impact.unknown_paths);
     answer["omitted"] = Value::from(omitted);
     let mut removable = Vec::new();
+    for index in (0..count).rev() {
+        removable.push(Removable {
+            pointer: format!("/entries/{index}/used_by"),
+            what: "symbols that use changed symbols without calling them".into(),
+            priority: 1,
+        });
+    }
     for index in (0..count).rev() {
         removable.push(Removable {
             pointer: format!("/entries/{index}/callers"),

@@ -427,6 +427,7 @@ impl GraphHydratorService for GraphHydrator {
                 .map(|c| pb::ChangedSymbol {
                     symbol: Some(card(&c.symbol)),
                     callers: c.callers.iter().map(neighbor).collect(),
+                    used_by: c.used_by.iter().map(neighbor).collect(),
                     tests: c.tests.iter().map(neighbor).collect(),
                     omitted: omissions(&c.omitted),
                 })
@@ -518,6 +519,7 @@ impl GraphHydratorService for GraphHydrator {
         let repository = self.require_graph(&context).await?;
         let mut kinds = SYMBOL_KINDS.to_vec();
         kinds.push(NodeKind::ErrorMessage);
+        kinds.push(NodeKind::StringLiteral);
         let nodes = self
             .store
             .nodes_of_kinds(context.graph_id(), &kinds)
@@ -537,7 +539,10 @@ impl GraphHydratorService for GraphHydrator {
                             kind: n.kind.as_str().to_owned(),
                             signature: n.signature.clone(),
                             aliases: Vec::new(),
-                            error_messages: if n.kind == NodeKind::ErrorMessage {
+                            error_messages: if matches!(
+                                n.kind,
+                                NodeKind::ErrorMessage | NodeKind::StringLiteral
+                            ) {
                                 vec![n.name.clone()]
                             } else {
                                 Vec::new()

@@ -7,6 +7,7 @@ pub mod javascript;
 pub mod python;
 pub mod references;
 pub mod rust;
+pub mod strings;
 
 use codectx_graph::model::content_hash;
 use tree_sitter::Node as SyntaxNode;
@@ -86,7 +87,9 @@ pub fn extract(
         }
         Language::Java => java::extract(tree.root_node(), &mut builder, layout),
     }
-    references::collect(language, tree.root_node(), &mut builder);
+    let innermost = builder.innermost_by_line();
+    references::collect(language, tree.root_node(), &innermost, &mut builder);
+    strings::collect(language, tree.root_node(), &innermost, &mut builder);
 }
 
 /// Longest signature kept, in characters.
@@ -259,11 +262,56 @@ impl<'a> Builder<'a> {
         if message.is_empty() {
             return;
         }
+        let context = self.line_text(line);
         self.facts.errors.push(ErrorFact {
             enclosing,
             message: redact::text(&truncate_chars(message, MESSAGE_CHARS)).into_owned(),
             line,
+            raised: true,
+            context,
+            statement: String::new(),
         });
+    }
+
+    /// Line `line` (1-based) of the source, trimmed, at most 160 characters, redacted.
+    pub fn line_text(&self, line: u32) -> String {
+        let index = line.saturating_sub(1) as usize;
+        let Some(&start) = self.line_starts.get(index) else {
+            return String::new();
+        };
+        let end = self
+            .line_starts
+            .get(index + 1)
+            .copied()
+            .unwrap_or(self.source.len());
+        let text = self.source.get(start..end).unwrap_or("").trim();
+        redact::text(&truncate_chars(text, 160)).into_owned()
+    }
+
+    /// The innermost symbol holding each line (index by 1-based line; -1: none): wider
+    /// spans first, narrower ones overwrite.
+    pub fn innermost_by_line(&self) -> Vec<i32> {
+        let symbols = &self.facts.symbols;
+        let lines =
+            self.facts
+                .lines
+                .max(symbols.iter().map(|s| s.end_line).max().unwrap_or(0)) as usize;
+        let mut innermost: Vec<i32> = vec![-1; lines + 2];
+        let mut order: Vec<usize> = (0..symbols.len()).collect();
+        order.sort_by_key(|&i| {
+            std::cmp::Reverse(symbols[i].end_line.saturating_sub(symbols[i].start_line))
+        });
+        for i in order {
+            let s = &symbols[i];
+            for slot in innermost
+                .iter_mut()
+                .take((s.end_line as usize + 1).min(lines + 2))
+                .skip(s.start_line as usize)
+            {
+                *slot = i as i32;
+            }
+        }
+        innermost
     }
 
     /// Text from the node's start to the start of its `body` field (the declaration

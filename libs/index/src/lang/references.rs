@@ -251,34 +251,14 @@ fn is_field_key(node: SyntaxNode<'_>) -> bool {
         .is_some_and(|first| first.id() == element.id())
 }
 
-/// Appends the file's references to `b.facts.references` (after the symbols exist).
-pub fn collect(language: Language, root: SyntaxNode<'_>, b: &mut Builder<'_>) {
+/// Appends the file's references to `b.facts.references` (after the symbols exist);
+/// `innermost` is [`Builder::innermost_by_line`].
+pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &mut Builder<'_>) {
     let Some(spec) = spec(language) else {
         return;
     };
-    let symbols = &b.facts.symbols;
-    if symbols.is_empty() {
+    if b.facts.symbols.is_empty() {
         return;
-    }
-    // Innermost symbol per line: wider spans first, narrower ones overwrite.
-    let lines = b
-        .facts
-        .lines
-        .max(symbols.iter().map(|s| s.end_line).max().unwrap_or(0)) as usize;
-    let mut innermost: Vec<i32> = vec![-1; lines + 2];
-    let mut order: Vec<usize> = (0..symbols.len()).collect();
-    order.sort_by_key(|&i| {
-        std::cmp::Reverse(symbols[i].end_line.saturating_sub(symbols[i].start_line))
-    });
-    for i in order {
-        let s = &symbols[i];
-        for slot in innermost
-            .iter_mut()
-            .take((s.end_line as usize + 1).min(lines + 2))
-            .skip(s.start_line as usize)
-        {
-            *slot = i as i32;
-        }
     }
     let at = |line: u32| innermost.get(line as usize).copied().unwrap_or(-1);
 

@@ -472,8 +472,6 @@ fn is_builtin_method(language: &str, name: &str) -> bool {
         "padStart",
         "padEnd",
         "toJSON",
-        "send",
-        "abort",
     ];
     match language {
         "python" => PYTHON.contains(&name),

@@ -167,6 +167,9 @@ pub struct ChangedSymbol {
     pub tests: ::prost::alloc::vec::Vec<Neighbor>,
     #[prost(message, repeated, tag = "4")]
     pub omitted: ::prost::alloc::vec::Vec<super::super::common::v1::Omission>,
+    /// Symbols that refer to it without calling it (REFERENCES edges).
+    #[prost(message, repeated, tag = "5")]
+    pub used_by: ::prost::alloc::vec::Vec<Neighbor>,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct GetChangeImpactResponse {

@@ -1,0 +1,173 @@
+//! String literals, for exact lookup of messages wherever they are written: every literal
+//! of [`MIN_CHARS`] or more characters, split at its interpolations (`f"bad {x}"`,
+//! `` `bad ${x}` ``) and at format placeholders (`{}`, `{name}`, `%s`, `%v`, `%d`), kept
+//! with the innermost symbol around it (or, at top level, the statement holding it) and
+//! the line it is on. Messages the language extractor already recorded as raised are not
+//! repeated. Docstrings, imports, struct tags and attributes are not literals of
+//! interest; every part goes through secret redaction like any other indexed text.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use tree_sitter::Node as SyntaxNode;
+
+use super::{Builder, Language, MESSAGE_CHARS, line, string_value, truncate_chars};
+use crate::facts::ErrorFact;
+use crate::redact;
+
+/// Shortest literal part kept, in characters.
+pub const MIN_CHARS: usize = 8;
+/// Most literal parts kept per file (a data table can hold thousands).
+const MAX_PER_FILE: usize = 2_000;
+
+fn literal_kinds(language: Language) -> &'static [&'static str] {
+    match language {
+        Language::Go => &["interpreted_string_literal", "raw_string_literal"],
+        Language::Python => &["string"],
+        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+            &["string", "template_string"]
+        }
+        Language::Rust => &["string_literal", "raw_string_literal"],
+        Language::Java => &["string_literal", "text_block"],
+    }
+}
+
+/// Subtrees whose strings are not messages: imports, struct tags, attributes.
+const IGNORED: &[&str] = &[
+    "import_declaration",
+    "import_statement",
+    "import_from_statement",
+    "attribute_item",
+    "inner_attribute_item",
+    "use_declaration",
+    "decorator",
+    "annotation",
+    "marker_annotation",
+];
+
+/// Interpolation children of a literal node.
+const INTERPOLATIONS: &[&str] = &["interpolation", "template_substitution"];
+
+fn placeholders() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"\{[^{}\s]{0,40}\}|%[-+# 0]*[0-9]*(?:\.[0-9]+)?[a-zA-Z%]")
+            .expect("valid placeholder pattern")
+    })
+}
+
+/// A Python docstring: a string that is the first statement of a module, class or
+/// function body.
+fn is_docstring(node: SyntaxNode<'_>) -> bool {
+    let Some(statement) = node.parent().filter(|p| p.kind() == "expression_statement") else {
+        return false;
+    };
+    let Some(body) = statement.parent() else {
+        return false;
+    };
+    matches!(body.kind(), "block" | "module")
+        && body
+            .named_child(0)
+            .is_some_and(|first| first.id() == statement.id())
+}
+
+/// A `require('x')` / `import('x')` specifier.
+fn is_module_specifier(node: SyntaxNode<'_>, b: &Builder<'_>) -> bool {
+    node.parent()
+        .filter(|p| p.kind() == "arguments")
+        .and_then(|a| a.parent())
+        .and_then(|call| call.child_by_field_name("function"))
+        .is_some_and(|f| matches!(b.text(f), "require" | "import"))
+        // Go struct tags, `export ... from 'x'`.
+        || node.parent().is_some_and(|p| {
+            matches!(p.kind(), "field_declaration" | "export_statement")
+                && ["tag", "source"]
+                    .iter()
+                    .any(|f| p.child_by_field_name(f).is_some_and(|t| t.id() == node.id()))
+        })
+}
+
+/// The literal's text with interpolations cut out, split into parts.
+fn parts(node: SyntaxNode<'_>, b: &Builder<'_>) -> Vec<String> {
+    let start = node.start_byte();
+    let mut text = String::new();
+    let mut at = start;
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        if INTERPOLATIONS.contains(&child.kind()) {
+            text.push_str(b.source.get(at..child.start_byte()).unwrap_or(""));
+            text.push('\u{0}');
+            at = child.end_byte();
+        }
+    }
+    text.push_str(b.source.get(at..node.end_byte()).unwrap_or(""));
+    let Some(inner) = string_value(&text) else {
+        return Vec::new();
+    };
+    let marked = placeholders().replace_all(&inner, "\u{0}");
+    marked
+        .split('\u{0}')
+        .map(|p| p.trim())
+        .filter(|p| p.chars().count() >= MIN_CHARS && p.chars().any(char::is_alphabetic))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Appends the file's string literals to `b.facts.errors`; `innermost` is
+/// [`Builder::innermost_by_line`].
+pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &mut Builder<'_>) {
+    let kinds = literal_kinds(language);
+    let raised: std::collections::HashSet<(u32, String)> = b
+        .facts
+        .errors
+        .iter()
+        .map(|e| (e.line, e.message.clone()))
+        .collect();
+    let mut out: Vec<ErrorFact> = Vec::new();
+    let mut stack = vec![(root, root)];
+    while let Some((node, top)) = stack.pop() {
+        if out.len() >= MAX_PER_FILE {
+            break;
+        }
+        let kind = node.kind();
+        if IGNORED.contains(&kind) {
+            continue;
+        }
+        if kinds.contains(&kind) {
+            if (language == Language::Python && is_docstring(node)) || is_module_specifier(node, b)
+            {
+                continue;
+            }
+            let line = line(node);
+            let enclosing = innermost.get(line as usize).copied().unwrap_or(-1);
+            for part in parts(node, b) {
+                let message = redact::text(&truncate_chars(&part, MESSAGE_CHARS)).into_owned();
+                if raised.contains(&(line, message.clone())) {
+                    continue;
+                }
+                let statement = if enclosing < 0 && top.id() != root.id() {
+                    b.line_text(super::line(top))
+                } else {
+                    String::new()
+                };
+                out.push(ErrorFact {
+                    enclosing,
+                    message,
+                    line,
+                    raised: false,
+                    context: b.line_text(line),
+                    statement,
+                });
+            }
+            continue;
+        }
+        let mut cursor = node.walk();
+        let children: Vec<SyntaxNode<'_>> = node.children(&mut cursor).collect();
+        for child in children.into_iter().rev() {
+            let top = if node.id() == root.id() { child } else { top };
+            stack.push((child, top));
+        }
+    }
+    out.dedup_by(|a, b| a.line == b.line && a.message == b.message);
+    b.facts.errors.extend(out);
+}
