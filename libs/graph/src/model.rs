@@ -27,10 +27,13 @@ pub enum NodeKind {
     StringLiteral,
     /// A call target outside the indexed code (or not found in it), kept by name.
     External,
+    /// A public path a re-export gives a symbol (Rust `pub use`, a Python package's
+    /// `__init__` import); it EXPORTS the definition.
+    Alias,
 }
 
 impl NodeKind {
-    pub const ALL: [NodeKind; 15] = [
+    pub const ALL: [NodeKind; 16] = [
         NodeKind::Repository,
         NodeKind::Package,
         NodeKind::File,
@@ -46,6 +49,7 @@ impl NodeKind {
         NodeKind::ErrorMessage,
         NodeKind::StringLiteral,
         NodeKind::External,
+        NodeKind::Alias,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -65,6 +69,7 @@ impl NodeKind {
             NodeKind::ErrorMessage => "error_message",
             NodeKind::StringLiteral => "string",
             NodeKind::External => "external",
+            NodeKind::Alias => "alias",
         }
     }
 
@@ -100,10 +105,12 @@ pub enum EdgeKind {
     /// A symbol reads, writes or names another without calling it: a package-level
     /// variable or constant, a type in a signature or a composite literal.
     References,
+    /// An alias (a re-export's public path) stands for its definition.
+    Exports,
 }
 
 impl EdgeKind {
-    pub const ALL: [EdgeKind; 8] = [
+    pub const ALL: [EdgeKind; 9] = [
         EdgeKind::Contains,
         EdgeKind::Imports,
         EdgeKind::Calls,
@@ -112,6 +119,7 @@ impl EdgeKind {
         EdgeKind::Mentions,
         EdgeKind::Requires,
         EdgeKind::References,
+        EdgeKind::Exports,
     ];
 
     /// Also the Neo4j relationship type.
@@ -125,6 +133,7 @@ impl EdgeKind {
             EdgeKind::Mentions => "MENTIONS",
             EdgeKind::Requires => "REQUIRES",
             EdgeKind::References => "REFERENCES",
+            EdgeKind::Exports => "EXPORTS",
         }
     }
 

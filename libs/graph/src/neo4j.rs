@@ -95,6 +95,7 @@ fn templates(kind: EdgeKind) -> EdgeTemplates {
         EdgeKind::Mentions => edge_templates!("MENTIONS"),
         EdgeKind::Requires => edge_templates!("REQUIRES"),
         EdgeKind::References => edge_templates!("REFERENCES"),
+        EdgeKind::Exports => edge_templates!("EXPORTS"),
     }
 }
 

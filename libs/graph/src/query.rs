@@ -57,12 +57,35 @@ pub async fn lookup(
     };
     let limit = limit.clamp(1, 100);
 
-    let mut matches: Vec<Node> = store
+    let exact = store
         .nodes_by_qualified_name(graph_id, selector, NAME_CANDIDATES)
-        .await?
-        .into_iter()
+        .await?;
+    let mut matches: Vec<Node> = exact
+        .iter()
         .filter(|n| kinds.contains(&n.kind))
+        .cloned()
         .collect();
+    if matches.is_empty() {
+        // A public path a re-export gives (`itertools::traits::IteratorIndex`).
+        matches = exported(store, graph_id, exact.iter(), &kinds).await?;
+    }
+    if matches.is_empty() {
+        let key = javascript_member_key(&lookup_key(selector));
+        let last = key.rsplit('.').next().unwrap_or(&key).to_owned();
+        if !last.is_empty() {
+            // A trailing part of a public path (`traits::IteratorIndex`).
+            let aliases: Vec<Node> = store
+                .nodes_by_name(graph_id, &last, NAME_CANDIDATES)
+                .await?
+                .into_iter()
+                .filter(|n| {
+                    n.kind == NodeKind::Alias
+                        && selector_matches(&key, &lookup_key(&n.qualified_name))
+                })
+                .collect();
+            matches = exported(store, graph_id, aliases.iter(), &kinds).await?;
+        }
+    }
     if matches.is_empty() {
         let key = javascript_member_key(&lookup_key(selector));
         let last = key.rsplit('.').next().unwrap_or(&key).to_owned();
@@ -105,6 +128,33 @@ pub async fn lookup(
     let ambiguous = matches.len() > 1;
     matches.truncate(limit);
     Ok(Lookup { matches, ambiguous })
+}
+
+/// The definitions the alias nodes among `nodes` export (each once).
+async fn exported(
+    store: &dyn GraphStore,
+    graph_id: &str,
+    nodes: impl Iterator<Item = &Node>,
+    kinds: &[NodeKind],
+) -> Result<Vec<Node>, Error> {
+    let mut out: Vec<Node> = Vec::new();
+    for alias in nodes.filter(|n| n.kind == NodeKind::Alias) {
+        let page = store
+            .edges(
+                graph_id,
+                &alias.id,
+                &[EdgeKind::Exports],
+                Direction::Outgoing,
+                4,
+            )
+            .await?;
+        for hit in page.hits {
+            if kinds.contains(&hit.node.kind) && !out.iter().any(|n| n.id == hit.node.id) {
+                out.push(hit.node);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// True when `selector_key` names `node` by leaving out module segments between its first

@@ -72,6 +72,7 @@ fn edge_code(kind: EdgeKind) -> i64 {
     match kind {
         EdgeKind::Calls => 10,
         EdgeKind::Contains => 20,
+        EdgeKind::Exports => 25,
         EdgeKind::Implements => 30,
         EdgeKind::Imports => 40,
         EdgeKind::Mentions => 50,

@@ -70,6 +70,10 @@ pub struct ImportFact {
     /// The module part of `target` (for IMPORTS edges).
     #[prost(string, tag = "4")]
     pub module: String,
+    /// For a re-export (Rust `pub use`, an import in a Python package's `__init__`): the
+    /// public path it gives the target (`itertools::traits::IteratorIndex`).
+    #[prost(string, tag = "5")]
+    pub exported_as: String,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]

@@ -134,4 +134,13 @@ async fn rust_constants_and_types() {
         vec!["refs::CAPACITY", "refs::Table"]
     );
     assert_eq!(g.references("refs::copy").await, vec!["refs::Table"]);
+    // `pub use` in an inline module: the public path finds the definition.
+    assert_eq!(
+        g.lookup("refs::traits::Position").await,
+        vec!["refs::inner::Position"]
+    );
+    assert_eq!(
+        g.lookup("traits::Position").await,
+        vec!["refs::inner::Position"]
+    );
 }

@@ -255,6 +255,8 @@ struct Wanted {
     direction: graph::Direction,
     /// Neighbour kinds kept (empty: all).
     only: &'static [&'static str],
+    /// Neighbours listed, when not the answer's default.
+    limit: Option<u32>,
 }
 
 const CALLERS: Wanted = Wanted {
@@ -262,24 +264,37 @@ const CALLERS: Wanted = Wanted {
     kind: graph::EdgeKind::Calls,
     direction: graph::Direction::Incoming,
     only: &[],
+    limit: None,
 };
 const CALLEES: Wanted = Wanted {
     field: "callees",
     kind: graph::EdgeKind::Calls,
     direction: graph::Direction::Outgoing,
     only: &[],
+    limit: None,
 };
+/// An interface's implementations are what is asked about it: up to 20 (own package first).
 const IMPLEMENTATIONS: Wanted = Wanted {
     field: "implementations",
     kind: graph::EdgeKind::Implements,
     direction: graph::Direction::Both,
     only: &[],
+    limit: Some(RELATION_LIMIT),
 };
 const USED_BY: Wanted = Wanted {
     field: "used_by",
     kind: graph::EdgeKind::References,
     direction: graph::Direction::Incoming,
     only: &[],
+    limit: None,
+};
+/// The public paths re-exports give the symbol (`pub use`, package `__init__` imports).
+const EXPORTED_AS: Wanted = Wanted {
+    field: "exported_as",
+    kind: graph::EdgeKind::Exports,
+    direction: graph::Direction::Incoming,
+    only: &["alias"],
+    limit: None,
 };
 /// The messages a symbol raises and the strings it writes (CONTAINS, string kinds only).
 const STRINGS: Wanted = Wanted {
@@ -287,12 +302,14 @@ const STRINGS: Wanted = Wanted {
     kind: graph::EdgeKind::Contains,
     direction: graph::Direction::Outgoing,
     only: &["error_message", "string"],
+    limit: None,
 };
 const TESTS: Wanted = Wanted {
     field: "tests",
     kind: graph::EdgeKind::TestedBy,
     direction: graph::Direction::Outgoing,
     only: &[],
+    limit: None,
 };
 
 /// A test that calls the symbol is listed once, under tests: it leaves the callers, and
@@ -329,6 +346,7 @@ async fn attach(
 ) -> Result<Vec<Value>, Error> {
     let mut omitted = Vec::new();
     for relation in wanted {
+        let limit = relation.limit.unwrap_or(limit).max(limit);
         let (neighbors, more) = expand(graph, context, id, *relation, depth, limit).await?;
         // Targets the index could not resolve to a symbol of the repository (library
         // calls, dynamic receivers) are names only: a compact list beside the relation.
@@ -409,10 +427,20 @@ pub async fn symbol_context(
         &symbol.id,
         1,
         &mut entry,
-        &[CALLERS, CALLEES, USED_BY, IMPLEMENTATIONS, TESTS, STRINGS],
+        &[
+            CALLERS,
+            CALLEES,
+            USED_BY,
+            IMPLEMENTATIONS,
+            TESTS,
+            STRINGS,
+            EXPORTED_AS,
+        ],
         OVERVIEW_RELATION_LIMIT,
     )
     .await?;
+    let mut omitted = omitted;
+    omitted.extend(nested_callees(graph, context, &symbol.id, &mut entry).await?);
     let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
     answer["omitted"] = Value::from(omitted);
     let name = &symbol.qualified_name;
@@ -462,7 +490,7 @@ pub async fn call_graph(
         .unzip();
     let mut entry = card(symbol, false);
     resolved.note_variants(&mut entry);
-    let omitted = attach(
+    let mut omitted = attach(
         graph,
         context,
         &symbol.id,
@@ -472,9 +500,88 @@ pub async fn call_graph(
         RELATION_LIMIT,
     )
     .await?;
+    if wanted.iter().any(|w| w.field == CALLEES.field) {
+        omitted.extend(nested_callees(graph, context, &symbol.id, &mut entry).await?);
+    }
     let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
     answer["omitted"] = Value::from(omitted);
     finish(AnswerStatus::Ok, answer, max_tokens, &removable).await
+}
+
+/// What a symbol's nested functions (closures, local helpers such as the `next` inside
+/// Express's `proto.handle`) call is part of what the symbol does: their callees join the
+/// symbol's, each with `via` naming the nested function, up to [`RELATION_LIMIT`] in all.
+async fn nested_callees(
+    graph: &GraphClient,
+    context: &TenantContext,
+    id: &str,
+    entry: &mut Value,
+) -> Result<Vec<Value>, Error> {
+    let contained = graph
+        .expand(
+            context,
+            graph::ExpandRequest {
+                ids: vec![id.to_owned()],
+                edge_kinds: vec![graph::EdgeKind::Contains as i32],
+                direction: graph::Direction::Outgoing as i32,
+                depth: 2,
+                limit_per_direction: RELATION_LIMIT,
+            },
+        )
+        .await?;
+    let nested: Vec<graph::SymbolCard> = contained
+        .expansions
+        .into_iter()
+        .flat_map(|e| e.neighbors)
+        .filter_map(|n| n.card)
+        .filter(|c| matches!(c.kind.as_str(), "function" | "method"))
+        .collect();
+    if nested.is_empty() {
+        return Ok(Vec::new());
+    }
+    let expanded = graph
+        .expand(
+            context,
+            graph::ExpandRequest {
+                ids: nested.iter().map(|c| c.id.clone()).collect(),
+                edge_kinds: vec![graph::EdgeKind::Calls as i32],
+                direction: graph::Direction::Outgoing as i32,
+                depth: 1,
+                limit_per_direction: RELATION_LIMIT,
+            },
+        )
+        .await?;
+    let Some(callees) = entry["callees"].as_array_mut() else {
+        return Ok(Vec::new());
+    };
+    let mut seen: std::collections::HashSet<String> = callees
+        .iter()
+        .filter_map(|c| c["qualified_name"].as_str().map(str::to_owned))
+        .chain(nested.iter().map(|c| c.qualified_name.clone()))
+        .collect();
+    let mut left_out = 0;
+    for expansion in expanded.expansions {
+        let via = expansion.root.map(|r| r.name).unwrap_or_default();
+        for n in &expansion.neighbors {
+            let mut value = neighbor(n);
+            let Some(name) = value["qualified_name"].as_str().map(str::to_owned) else {
+                continue;
+            };
+            if value["kind"] == "external" || !seen.insert(name) {
+                continue;
+            }
+            if callees.len() >= RELATION_LIMIT as usize {
+                left_out += 1;
+                continue;
+            }
+            value["via"] = Value::from(via.clone());
+            callees.push(value);
+        }
+    }
+    Ok((left_out > 0)
+        .then(|| json!({"what": "callees of nested functions", "count": left_out, "reason": "node_limit"}))
+        .into_iter()
+        .collect())
 }
 
 /// `search`: exact matches first, then BM25, fused by rank, hydrated (stale ids dropped),

@@ -66,6 +66,7 @@ fn edge_kind_to_proto(kind: EdgeKind) -> pb::EdgeKind {
         EdgeKind::Mentions => pb::EdgeKind::Mentions,
         EdgeKind::Requires => pb::EdgeKind::Requires,
         EdgeKind::References => pb::EdgeKind::References,
+        EdgeKind::Exports => pb::EdgeKind::Exports,
     }
 }
 
@@ -84,6 +85,7 @@ fn edge_kinds(values: &[i32]) -> Result<Vec<EdgeKind>, Error> {
             Ok(pb::EdgeKind::Mentions) => Ok(EdgeKind::Mentions),
             Ok(pb::EdgeKind::Requires) => Ok(EdgeKind::Requires),
             Ok(pb::EdgeKind::References) => Ok(EdgeKind::References),
+            Ok(pb::EdgeKind::Exports) => Ok(EdgeKind::Exports),
             Ok(pb::EdgeKind::Affects) => Err(Error::invalid_argument(
                 "edge_kinds",
                 "AFFECTS edges (security findings) are not indexed yet",

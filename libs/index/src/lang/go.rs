@@ -269,10 +269,15 @@ fn type_spec(spec: SyntaxNode<'_>, declaration: SyntaxNode<'_>, module: &str, b:
     let index = b.add_symbol(NewSymbol {
         kind,
         qualified_name: format!("{module}.{name}"),
-        signature: format!(
-            "type {}",
-            super::truncate_chars(b.text(spec).lines().next().unwrap_or(""), 200)
-        ),
+        // A struct shows its fields (the stored signature is capped at 300 characters).
+        signature: if type_node.is_some_and(|t| t.kind() == "struct_type") {
+            format!("type {}", b.declaration(spec))
+        } else {
+            format!(
+                "type {}",
+                super::truncate_chars(b.text(spec).lines().next().unwrap_or(""), 200)
+            )
+        },
         start_line: line(anchor),
         end_line: end_line(anchor),
         summary: b.leading_comment(anchor, &["//"]),
@@ -483,9 +488,20 @@ fn call(node: SyntaxNode<'_>, scope: &Scope<'_>, b: &mut Builder<'_>) {
     };
     let arguments = node.child_by_field_name("arguments");
     let count = argument_count(arguments);
+    // The first argument, or the constant head of a concatenation built from it
+    // (`panic("already registered for path '" + path + "'")`).
     let first_string = || {
         arguments
-            .and_then(|a| children(a).into_iter().next())
+            .and_then(|a| children(a).into_iter().find(|c| c.is_named()))
+            .map(|mut a| {
+                while a.kind() == "binary_expression" {
+                    match a.child_by_field_name("left") {
+                        Some(left) => a = left,
+                        None => break,
+                    }
+                }
+                a
+            })
             .filter(|a| {
                 matches!(
                     a.kind(),

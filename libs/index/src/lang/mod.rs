@@ -243,6 +243,7 @@ impl<'a> Builder<'a> {
             alias: alias.to_owned(),
             line,
             module: module.to_owned(),
+            exported_as: String::new(),
         });
     }
 
@@ -271,6 +272,31 @@ impl<'a> Builder<'a> {
             context,
             statement: String::new(),
         });
+    }
+
+    /// A declaration with its body, comments and attributes dropped (whitespace is
+    /// collapsed when stored): a struct's signature shows its fields.
+    pub fn declaration(&self, node: SyntaxNode<'_>) -> String {
+        self.text(node)
+            .lines()
+            .map(|l| {
+                let l = l.trim();
+                if l.starts_with("#[") || l.starts_with("//") {
+                    ""
+                } else {
+                    l.split(" //").next().unwrap_or(l)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Byte offset where line `line` (1-based) starts.
+    pub fn line_start(&self, line: u32) -> usize {
+        self.line_starts
+            .get(line.saturating_sub(1) as usize)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Line `line` (1-based) of the source, trimmed, at most 160 characters, redacted.

@@ -137,6 +137,15 @@ fn statement_node(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &m
                     _ => (b.text(name).to_owned(), b.text(name).to_owned()),
                 };
                 b.add_import(&join(&module, &imported), &alias, &module, line(node));
+                // A package's `__init__` re-exports what it imports (public names).
+                if scope < 0
+                    && b.facts.path.ends_with("__init__.py")
+                    && !alias.starts_with('_')
+                    && alias != "*"
+                    && let Some(import) = b.facts.imports.last_mut()
+                {
+                    import.exported_as = join(context.module, &alias);
+                }
             }
         }
         "decorated_definition" => {
@@ -184,7 +193,45 @@ fn statement_node(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &m
             if node.kind() == "raise_statement" {
                 raise(node, scope, b);
             }
+            if node.kind() == "with_statement" {
+                with_bindings(node, scope, b);
+            }
             let _ = handled_blocks;
+        }
+    }
+}
+
+/// `with Session() as s:` types `s` as `Session` in the scope (the context manager's
+/// usual `__enter__` returns itself).
+fn with_bindings(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
+    let Some(clause) = children(node)
+        .into_iter()
+        .find(|c| c.kind() == "with_clause")
+    else {
+        return;
+    };
+    for item in children(clause)
+        .into_iter()
+        .filter(|c| c.kind() == "with_item")
+    {
+        let Some(pattern) = item
+            .child_by_field_name("value")
+            .filter(|v| v.kind() == "as_pattern")
+        else {
+            continue;
+        };
+        let value = children(pattern).into_iter().next();
+        let alias = pattern.child_by_field_name("alias");
+        if let (Some(value), Some(alias)) = (value, alias)
+            && value.kind() == "call"
+            && let Some(function) = value.child_by_field_name("function")
+            && matches!(function.kind(), "identifier" | "attribute")
+        {
+            let variable = b.text(alias).trim().to_owned();
+            let type_name = b.text(function).to_owned();
+            if variable.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                b.add_binding(scope, &variable, &type_name);
+            }
         }
     }
 }

@@ -77,8 +77,20 @@ fn items(container: SyntaxNode<'_>, context: &Context, parent: i32, b: &mut Buil
     for item in children(container) {
         match item.kind() {
             "use_declaration" => {
+                let first = b.facts.imports.len();
                 if let Some(argument) = item.child_by_field_name("argument") {
                     use_tree(argument, "", context, line(item), b);
+                }
+                // `pub use` (any `pub(...)` too) re-exports under this module's path.
+                let public = children(item)
+                    .into_iter()
+                    .any(|c| c.kind() == "visibility_modifier");
+                if public {
+                    for import in &mut b.facts.imports[first..] {
+                        if import.alias != "*" && import.alias != "_" {
+                            import.exported_as = format!("{}::{}", context.module, import.alias);
+                        }
+                    }
                 }
             }
             "function_item" => {
@@ -86,10 +98,17 @@ fn items(container: SyntaxNode<'_>, context: &Context, parent: i32, b: &mut Buil
             }
             "struct_item" | "enum_item" | "union_item" | "type_item" => {
                 let name = b.field_text(item, "name").to_owned();
+                // A struct or enum shows its fields and variants (capped when stored).
+                let signature = if matches!(item.kind(), "struct_item" | "enum_item" | "union_item")
+                {
+                    b.declaration(item)
+                } else {
+                    b.header(item, "body")
+                };
                 let index = b.add_symbol(NewSymbol {
                     kind: "type",
                     qualified_name: format!("{}::{name}", context.module),
-                    signature: b.header(item, "body"),
+                    signature,
                     start_line: line(item),
                     end_line: end_line(item),
                     summary: doc(item, b),

@@ -71,6 +71,13 @@ fn is_docstring(node: SyntaxNode<'_>) -> bool {
             .is_some_and(|first| first.id() == statement.id())
 }
 
+/// A string that is a statement by itself: a docstring anywhere, a `'use strict'`
+/// directive.
+fn is_bare_statement(node: SyntaxNode<'_>) -> bool {
+    node.parent()
+        .is_some_and(|p| p.kind() == "expression_statement" && p.named_child_count() == 1)
+}
+
 /// A `require('x')` / `import('x')` specifier.
 fn is_module_specifier(node: SyntaxNode<'_>, b: &Builder<'_>) -> bool {
     node.parent()
@@ -107,7 +114,13 @@ fn parts(node: SyntaxNode<'_>, b: &Builder<'_>) -> Vec<String> {
     let marked = placeholders().replace_all(&inner, "\u{0}");
     marked
         .split('\u{0}')
-        .map(|p| p.trim())
+        // Whitespace and the punctuation that joins a part to an interpolation.
+        .map(|p| {
+            p.trim_matches(|c: char| {
+                c.is_whitespace()
+                    || matches!(c, ':' | ';' | ',' | '(' | ')' | '\'' | '"' | '=' | '.')
+            })
+        })
         .filter(|p| p.chars().count() >= MIN_CHARS && p.chars().any(char::is_alphabetic))
         .map(str::to_owned)
         .collect()
@@ -117,12 +130,14 @@ fn parts(node: SyntaxNode<'_>, b: &Builder<'_>) -> Vec<String> {
 /// [`Builder::innermost_by_line`].
 pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &mut Builder<'_>) {
     let kinds = literal_kinds(language);
-    let raised: std::collections::HashSet<(u32, String)> = b
-        .facts
-        .errors
-        .iter()
-        .map(|e| (e.line, e.message.clone()))
-        .collect();
+    // Raised messages by line: a part they already hold is not repeated.
+    let mut raised: std::collections::HashMap<u32, Vec<String>> = Default::default();
+    for error in &b.facts.errors {
+        raised
+            .entry(error.line)
+            .or_default()
+            .push(error.message.clone());
+    }
     let mut out: Vec<ErrorFact> = Vec::new();
     let mut stack = vec![(root, root)];
     while let Some((node, top)) = stack.pop() {
@@ -134,15 +149,28 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
             continue;
         }
         if kinds.contains(&kind) {
-            if (language == Language::Python && is_docstring(node)) || is_module_specifier(node, b)
-            {
+            if is_docstring(node) || is_bare_statement(node) || is_module_specifier(node, b) {
                 continue;
             }
             let line = line(node);
             let enclosing = innermost.get(line as usize).copied().unwrap_or(-1);
+            // What the redaction leaves of the literal in its context (`password="..."`
+            // masks the value): a part it masks is a secret and is not indexed.
+            let in_context = redact::text(
+                b.source
+                    .get(b.line_start(line)..node.end_byte())
+                    .unwrap_or(""),
+            )
+            .into_owned();
             for part in parts(node, b) {
+                if !in_context.contains(part.as_str()) {
+                    continue;
+                }
                 let message = redact::text(&truncate_chars(&part, MESSAGE_CHARS)).into_owned();
-                if raised.contains(&(line, message.clone())) {
+                if raised
+                    .get(&line)
+                    .is_some_and(|messages| messages.iter().any(|m| m.contains(message.as_str())))
+                {
                     continue;
                 }
                 let statement = if enclosing < 0 && top.id() != root.id() {

@@ -10,6 +10,7 @@
 //! | [`implementations`] | IMPLEMENTS edges (declared bases, Rust impls, Go structural typing) |
 //! | [`tested_by`] | TESTED_BY edges (calls, references, naming conventions) |
 //! | [`imports`] | IMPORTS edges to in-repo packages or modules by name |
+//! | [`exports`] | alias nodes for re-exports' public paths, EXPORTS edges |
 //! | [`strings`] | error-message nodes (exact lookup of messages) |
 //! | [`docs`] | Markdown sections and MENTIONS edges |
 //!
@@ -19,6 +20,7 @@
 mod calls;
 mod definitions;
 mod docs;
+mod exports;
 mod implementations;
 mod imports;
 mod references;
@@ -231,6 +233,7 @@ pub fn build(
         references::edges(&index, &mut out, &mut tested);
         tested_by::edges(&index, files, &counterparts, &mut out, tested);
         imports::edges(graph_id, &package_modules, &mut out, &mut repo);
+        exports::aliases(graph_id, &index, &mut out);
         strings::nodes(graph_id, &index, &mut out);
         mentions.sections(graph_id, &index, &mut out);
 

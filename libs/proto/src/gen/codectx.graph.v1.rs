@@ -364,6 +364,7 @@ pub enum EdgeKind {
     Requires = 7,
     Affects = 8,
     References = 9,
+    Exports = 10,
 }
 impl EdgeKind {
     /// String value of the enum field names used in the ProtoBuf definition.
@@ -382,6 +383,7 @@ impl EdgeKind {
             Self::Requires => "EDGE_KIND_REQUIRES",
             Self::Affects => "EDGE_KIND_AFFECTS",
             Self::References => "EDGE_KIND_REFERENCES",
+            Self::Exports => "EDGE_KIND_EXPORTS",
         }
     }
     /// Creates an enum from field names used in the ProtoBuf definition.
@@ -397,6 +399,7 @@ impl EdgeKind {
             "EDGE_KIND_REQUIRES" => Some(Self::Requires),
             "EDGE_KIND_AFFECTS" => Some(Self::Affects),
             "EDGE_KIND_REFERENCES" => Some(Self::References),
+            "EDGE_KIND_EXPORTS" => Some(Self::Exports),
             _ => None,
         }
     }
