@@ -14,10 +14,14 @@ async fn commonjs_assignment_defined_functions() {
     let g = index_fixture("commonjs").await;
     assert!(g.report.skipped.is_empty(), "{:?}", g.report.skipped);
     let expected: Vec<(&str, &str, u32, u32)> = vec![
+        // `module.exports = function () {}`: named by the file when anonymous.
+        ("lib/anonymous.anonymous", "function", 3, 5),
         ("lib/layer.Layer", "function", 5, 11),
         ("lib/layer.Layer.match", "method", 16, 18),
         ("lib/layer.decodeParam", "function", 20, 25),
         // `var res = Object.create(...)`: a module-level variable, its methods' owner.
+        // `module.exports = function query()`: the module's function `query`.
+        ("lib/query.query", "function", 4, 6),
         ("lib/response.res", "variable", 5, 5),
         ("lib/response.res.json", "method", 16, 19),
         ("lib/response.res.send", "method", 11, 14),

@@ -700,6 +700,55 @@ async fn used_by_of(
         .collect())
 }
 
+/// Longest subject (lines) whose source `minimal_context` includes.
+const TASK_SOURCE_LINES: u32 = 30;
+
+/// A message's context: the symbol that raises or holds it (`in`), and what uses or calls
+/// that symbol (a sentinel error variable is returned by the functions that use it).
+async fn message_context(
+    graph: &GraphClient,
+    context: &TenantContext,
+    id: &str,
+    entry: &mut Value,
+) -> Result<Vec<Value>, Error> {
+    let holders = graph
+        .expand(
+            context,
+            graph::ExpandRequest {
+                ids: vec![id.to_owned()],
+                edge_kinds: vec![graph::EdgeKind::Contains as i32],
+                direction: graph::Direction::Incoming as i32,
+                depth: 1,
+                limit_per_direction: 2,
+            },
+        )
+        .await?;
+    let Some(holder) = holders
+        .expansions
+        .into_iter()
+        .flat_map(|e| e.neighbors)
+        .find(|n| n.card.as_ref().is_some_and(|c| c.kind != "file"))
+    else {
+        return Ok(Vec::new());
+    };
+    let holder_id = holder
+        .card
+        .as_ref()
+        .map(|c| c.id.clone())
+        .unwrap_or_default();
+    entry["in"] = neighbor(&holder);
+    attach(
+        graph,
+        context,
+        &holder_id,
+        1,
+        entry,
+        &[CALLERS, USED_BY],
+        OVERVIEW_RELATION_LIMIT,
+    )
+    .await
+}
+
 /// Symbols one identifier in a task may resolve to.
 const IDENTIFIER_MATCHES: u32 = 3;
 /// Identifiers looked up exactly per task.
@@ -710,9 +759,31 @@ const TASK_IDENTIFIERS: usize = 5;
 /// Plain words (`server`, `The`) are left to the ranked legs.
 fn identifiers(task: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
-    for raw in
-        task.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '(' | ')')))
+    let is_name = |s: &str| {
+        !s.is_empty()
+            && s.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    for raw in task
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '(' | ')' | '*')))
     {
+        // A Go method by its receiver: `(*Context).Next`, `(Server).Serve`.
+        let trimmed = raw.trim_end_matches(['.', ':', ',']);
+        if let Some((receiver, method)) = trimmed
+            .strip_prefix('(')
+            .and_then(|rest| rest.split_once(")."))
+            && is_name(receiver.trim_start_matches('*'))
+            && is_name(method)
+        {
+            if !found.iter().any(|f| f == trimmed) {
+                found.push(trimmed.to_owned());
+            }
+            if found.len() == TASK_IDENTIFIERS {
+                break;
+            }
+            continue;
+        }
+        let raw = raw.trim_start_matches('*');
         let called = raw.contains("()");
         let word = raw
             .trim_end_matches(['(', ')'])
@@ -950,7 +1021,7 @@ pub async fn minimal_context(
     } else {
         &[CALLERS, CALLEES, USED_BY]
     };
-    let omitted = attach(
+    let mut omitted = attach(
         graph,
         context,
         &subject.id,
@@ -961,6 +1032,31 @@ pub async fn minimal_context(
         RELATION_LIMIT,
     )
     .await?;
+    if !is_type {
+        omitted.extend(nested_callees(graph, context, &subject.id, &mut entry).await?);
+    }
+    if matches!(subject.kind.as_str(), "error_message" | "string") {
+        omitted.extend(message_context(graph, context, &subject.id, &mut entry).await?);
+    }
+    // A short subject is read in full: its source answers most questions about it.
+    let span = subject.span.clone().unwrap_or_default();
+    if !is_type || matches!(subject.kind.as_str(), "type" | "class") {
+        let lines = span.end_line.saturating_sub(span.start_line) + 1;
+        if span.start_line > 0 && lines <= TASK_SOURCE_LINES {
+            let snippet = graph
+                .read_snippet(
+                    context,
+                    graph::ReadSnippetRequest {
+                        symbol_id: subject.id.clone(),
+                        fingerprint: String::new(),
+                    },
+                )
+                .await;
+            if let Ok(snippet) = snippet {
+                entry["text"] = Value::from(snippet.text);
+            }
+        }
+    }
     let related: Vec<Value> = found
         .iter()
         .map(|(c, legs)| {
@@ -987,6 +1083,7 @@ pub async fn minimal_context(
     let removable: Vec<Removable> = std::iter::once(related)
         .chain(memory_notes_shed())
         .chain([
+            shed("text", &name, 3),
             shed("callees", &name, 4),
             shed("used_by", &name, 5),
             shed("callers", &name, 6),
@@ -1264,6 +1361,10 @@ mod tests {
         );
         assert!(identifiers("the server does not start. Why?").is_empty());
         assert!(identifiers("HTTP API URL").is_empty());
+        assert_eq!(
+            identifiers("Show me (*Context).Next: how does it advance?"),
+            vec!["(*Context).Next"]
+        );
     }
 
     #[test]

@@ -283,7 +283,22 @@ fn assignment(
     if property.is_empty() || !plain(&property) {
         return false;
     }
+    // `module.exports = function query() {}`: the module's function, named by the
+    // function expression (or, anonymous, by the file: `lib/middleware/query.js` -> `query`).
+    let module_export = object == "module" && property == "exports";
+    let property = if module_export {
+        let file = crate::layout::file_name(&b.facts.path);
+        let stem = file.split('.').next().unwrap_or(file).to_owned();
+        let named = value
+            .child_by_field_name("name")
+            .map(|n| b.text(n).to_owned())
+            .filter(|n| plain(n));
+        named.unwrap_or(stem)
+    } else {
+        property
+    };
     let owner = match object.as_str() {
+        _ if module_export => String::new(),
         "exports" | "module.exports" => String::new(),
         text => match text.strip_suffix(".prototype") {
             Some(class) if plain(class) => class.to_owned(),

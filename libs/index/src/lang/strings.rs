@@ -197,5 +197,28 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
         }
     }
     out.dedup_by(|a, b| a.line == b.line && a.message == b.message);
+    // Raised messages outside any symbol name their top-level statement too.
+    let tops: Vec<(u32, u32)> = {
+        let mut cursor = root.walk();
+        root.named_children(&mut cursor)
+            .map(|c| (line(c), super::end_line(c)))
+            .collect()
+    };
+    let statements: Vec<(usize, String)> = b
+        .facts
+        .errors
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.enclosing < 0 && e.statement.is_empty())
+        .filter_map(|(i, e)| {
+            let (start, _) = tops
+                .iter()
+                .find(|(s, end)| *s <= e.line && e.line <= *end)?;
+            Some((i, b.line_text(*start)))
+        })
+        .collect();
+    for (i, statement) in statements {
+        b.facts.errors[i].statement = statement;
+    }
     b.facts.errors.extend(out);
 }

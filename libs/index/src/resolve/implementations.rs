@@ -47,6 +47,21 @@ pub(super) fn declared(index: &Index<'_>, out: &mut FileOut<'_>, repo: &mut Repo
     }
     for implementation in &file.impls {
         let Some(type_ref) = index.resolve_type(file_index, -1, &implementation.type_name) else {
+            // A trait of the repository implemented for a type outside it
+            // (`impl IteratorIndex<I> for RangeFull`): the external type implements it.
+            if let Some(found) = index.resolve_type(file_index, -1, &implementation.trait_name) {
+                let written = clean_type(&implementation.type_name);
+                if !written.is_empty() && written.chars().next().is_some_and(char::is_uppercase) {
+                    let from = repo.external(&written, NodeKind::External, &mut out.sink);
+                    out.edge(
+                        from,
+                        index.id(found).to_owned(),
+                        EdgeKind::Implements,
+                        implementation.line,
+                        Confidence::Resolved,
+                    );
+                }
+            }
             continue;
         };
         let (to, confidence) = match index.resolve_type(file_index, -1, &implementation.trait_name)
