@@ -85,6 +85,11 @@ async fn python_module_variables_properties_and_reexports() {
         ]
     );
     assert!(g.references("pkg.impl.shadow").await.is_empty());
+    // Forward references in string annotations.
+    assert_eq!(
+        g.references("pkg.impl.clone").await,
+        vec!["pkg.impl.Config"]
+    );
     // `pkg.helper` and `pkg.Config` reach the definitions through `pkg/__init__.py`.
     let callees: Vec<(String, Confidence)> = g
         .callees("main.run")

@@ -288,6 +288,23 @@ const USED_BY: Wanted = Wanted {
     only: &[],
     limit: None,
 };
+/// Whether `member` is declared inside the type `owner`: `pkg.T.m`, `pkg.(*T).m`,
+/// `pkg.(T).m`, `crate::T::m`.
+fn is_own_member(owner: &str, member: &str) -> bool {
+    if member.starts_with(&format!("{owner}.")) || member.starts_with(&format!("{owner}::")) {
+        return true;
+    }
+    // Go receivers: `example.com/x.T` owns `example.com/x.(*T).M` and `example.com/x.(T).M`.
+    let Some((package, name)) = owner.rsplit_once('.') else {
+        return false;
+    };
+    member.starts_with(&format!("{package}.(*{name})."))
+        || member.starts_with(&format!("{package}.({name})."))
+}
+
+/// Relations an answer leaves out when they are empty (compact answers).
+const QUIET: &[&str] = &["used_by", "strings", "exported_as"];
+
 /// The public paths re-exports give the symbol (`pub use`, package `__init__` imports).
 const EXPORTED_AS: Wanted = Wanted {
     field: "exported_as",
@@ -354,10 +371,25 @@ async fn attach(
             neighbors.into_iter().partition(|n| n["kind"] == "external");
         if !relation.only.is_empty() {
             known.retain(|n| relation.only.iter().any(|k| n["kind"] == *k));
-            if known.is_empty() {
-                omitted.extend(more);
-                continue;
+        }
+        // A type's own methods name it (their receiver): not news about who uses it.
+        if relation.field == USED_BY.field
+            && let Some(root) = entry["qualified_name"].as_str().map(str::to_owned)
+        {
+            let before = known.len();
+            known.retain(|n| !is_own_member(&root, n["qualified_name"].as_str().unwrap_or("")));
+            if known.len() < before {
+                omitted.push(json!({
+                    "what": format!("members of {root} that refer to it"),
+                    "count": before - known.len(),
+                    "reason": "own_members",
+                }));
             }
+        }
+        // Relations added after the first answer shape are left out when empty.
+        if known.is_empty() && external.is_empty() && QUIET.contains(&relation.field) {
+            omitted.extend(more);
+            continue;
         }
         entry[relation.field] = Value::from(known);
         if !external.is_empty() {
@@ -1215,9 +1247,19 @@ pub async fn pr_context(
         let symbol = changed.symbol.clone().unwrap_or_default();
         let mut entry = card(&symbol, false);
         entry["callers"] = Value::from(changed.callers.iter().map(neighbor).collect::<Vec<_>>());
-        if !changed.used_by.is_empty() {
-            entry["used_by"] =
-                Value::from(changed.used_by.iter().map(neighbor).collect::<Vec<_>>());
+        let used_by: Vec<Value> = changed
+            .used_by
+            .iter()
+            .map(neighbor)
+            .filter(|n| {
+                !is_own_member(
+                    &symbol.qualified_name,
+                    n["qualified_name"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        if !used_by.is_empty() {
+            entry["used_by"] = Value::from(used_by);
         }
         entry["tests"] = Value::from(changed.tests.iter().map(neighbor).collect::<Vec<_>>());
         omitted.extend(tests_out_of_callers(&mut entry));
@@ -1347,7 +1389,7 @@ pub async fn code_snippet(
 
 #[cfg(test)]
 mod tests {
-    use super::identifiers;
+    use super::{identifiers, is_own_member};
 
     #[test]
     fn identifiers_are_told_from_prose() {
@@ -1365,6 +1407,26 @@ mod tests {
             identifiers("Show me (*Context).Next: how does it advance?"),
             vec!["(*Context).Next"]
         );
+    }
+
+    #[test]
+    fn own_members_are_told_apart() {
+        assert!(is_own_member("example.com/x.DB", "example.com/x.(*DB).Get"));
+        assert!(is_own_member(
+            "example.com/x.DB",
+            "example.com/x.(DB).Serve"
+        ));
+        assert!(is_own_member("pkg.impl.Config", "pkg.impl.Config.items"));
+        assert!(is_own_member(
+            "itertools::Interleave",
+            "itertools::Interleave::next"
+        ));
+        assert!(!is_own_member("example.com/x.DB", "example.com/x.Open"));
+        assert!(!is_own_member(
+            "example.com/x.DB",
+            "example.com/x.(*DBx).Get"
+        ));
+        assert!(!is_own_member("pkg.Config", "pkg.ConfigLoader.load"));
     }
 
     #[test]

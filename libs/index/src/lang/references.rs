@@ -297,6 +297,29 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
             }
             continue;
         }
+        // Python forward references: `param: "Parameter | None"` names `Parameter`.
+        if language == Language::Python
+            && kind == "string"
+            && node.parent().is_some_and(|p| p.kind() == "type")
+        {
+            let from = at(line(node));
+            if from >= 0 {
+                let text = b.text(node).trim_matches(|c| c == '"' || c == '\'');
+                for token in text
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+                    .filter(|t| t.starts_with(|c: char| c.is_alphabetic() || c == '_'))
+                {
+                    let (receiver, name) = match token.rsplit_once('.') {
+                        Some((r, n)) => (r.to_owned(), n.to_owned()),
+                        None => (String::new(), token.to_owned()),
+                    };
+                    if !name.is_empty() && name != "None" {
+                        uses.push((from, receiver, name, line(node)));
+                    }
+                }
+            }
+            continue;
+        }
         if spec.identifiers.contains(&kind) {
             let from = at(line(node));
             if from >= 0 {
