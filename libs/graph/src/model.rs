@@ -148,6 +148,9 @@ impl EdgeKind {
 pub enum Confidence {
     /// Resolved through scope, imports, receivers or type hints.
     Resolved,
+    /// A call on an interface, trait or base-class method, to one implementation of it
+    /// (the receiver's dynamic type decides which at run time).
+    Dispatch,
     /// The only symbol of that name in the graph; no scope evidence.
     NameMatch,
     /// No target found; the edge points at an `external` node named as written.
@@ -158,6 +161,7 @@ impl Confidence {
     pub fn as_str(self) -> &'static str {
         match self {
             Confidence::Resolved => "resolved",
+            Confidence::Dispatch => "dispatch",
             Confidence::NameMatch => "name_match",
             Confidence::Unresolved => "unresolved",
         }
@@ -166,6 +170,7 @@ impl Confidence {
     pub fn parse(text: &str) -> Option<Confidence> {
         [
             Confidence::Resolved,
+            Confidence::Dispatch,
             Confidence::NameMatch,
             Confidence::Unresolved,
         ]

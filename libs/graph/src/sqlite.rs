@@ -116,6 +116,7 @@ fn confidence_code(confidence: Confidence) -> i64 {
         Confidence::Resolved => 1,
         Confidence::NameMatch => 2,
         Confidence::Unresolved => 3,
+        Confidence::Dispatch => 4,
     }
 }
 
@@ -123,6 +124,7 @@ fn confidence_from_code(code: i64) -> Confidence {
     match code {
         1 => Confidence::Resolved,
         2 => Confidence::NameMatch,
+        4 => Confidence::Dispatch,
         _ => Confidence::Unresolved,
     }
 }

@@ -25,6 +25,8 @@ async fn go_symbols_calls_implements_tests() {
         (q(SERVER, "(*Server).Serve"), "method", 26, 35),
         (q(SERVER, "(*Server).render"), "method", 37, 39),
         (q(SERVER, "Handler"), "interface", 11, 13),
+        // An interface's method is a symbol (calls through the interface resolve to it).
+        (q(SERVER, "Handler.Serve"), "method", 12, 12),
         (q(SERVER, "NewServer"), "function", 21, 23),
         (q(SERVER, "Run"), "function", 51, 56),
         (q(SERVER, "Server"), "type", 16, 18),

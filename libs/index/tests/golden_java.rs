@@ -3,7 +3,7 @@
 
 mod common;
 
-use codectx_graph::Confidence::{Resolved, Unresolved};
+use codectx_graph::Confidence::{Dispatch, Resolved, Unresolved};
 use codectx_graph::{Direction, EdgeKind, GraphStore};
 use common::index_fixture;
 
@@ -108,6 +108,8 @@ async fn java_symbols_calls_implements_tests() {
         g.callees("com.shop.StoreTest.assertCount").await,
         vec![
             ("com.shop.Inventory.count".to_owned(), 14, Resolved),
+            // Store implements Inventory: the call dispatches to its count too.
+            ("com.shop.Store.count".to_owned(), 14, Dispatch),
             ("AssertionError".to_owned(), 15, Unresolved)
         ]
     );

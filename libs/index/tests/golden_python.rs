@@ -4,7 +4,7 @@
 
 mod common;
 
-use codectx_graph::Confidence::{Resolved, Unresolved};
+use codectx_graph::Confidence::{Dispatch, Resolved, Unresolved};
 use common::index_fixture;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -55,6 +55,8 @@ async fn python_symbols_calls_implements_tests() {
         g.callees("shop.cart.Cart.cost").await,
         vec![
             ("shop.cart.Pricing.price_of".to_owned(), 18, Resolved),
+            // Discounted(Item) overrides total: the call dispatches to it too.
+            ("shop.models.Discounted.total".to_owned(), 18, Dispatch),
             ("shop.models.Item.total".to_owned(), 18, Resolved)
         ]
     );

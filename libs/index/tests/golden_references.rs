@@ -30,6 +30,11 @@ async fn go_package_variables_constants_and_types() {
     );
     // A local of the same name shadows the package variable.
     assert!(g.references(&store("Shadowed")).await.is_empty());
+    // A test covers what raises the message it asserts on.
+    assert_eq!(
+        g.tests_of(&store("ErrMissing")).await,
+        vec![store("TestLookupMissing")]
+    );
     // A variable's initializer refers to what it reads.
     assert_eq!(
         g.references(&store("defaultLimit")).await,
@@ -147,5 +152,51 @@ async fn rust_constants_and_types() {
     assert_eq!(
         g.lookup("traits::Position").await,
         vec!["refs::inner::Position"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_through_interfaces_and_base_classes_dispatch() {
+    // Go: a call on an interface method reaches every implementation (structural).
+    let g = index_path(&fixture("references/go"), "refs-go-dispatch").await;
+    let mut callees: Vec<(String, Confidence)> = g
+        .callees("example.com/refs/store.Save")
+        .await
+        .into_iter()
+        .map(|c| (c.0, c.2))
+        .collect();
+    callees.sort();
+    assert_eq!(
+        callees,
+        vec![
+            (
+                "example.com/refs/store.(*memory).Put".into(),
+                Confidence::Dispatch
+            ),
+            (
+                "example.com/refs/store.Backend.Put".into(),
+                Confidence::Resolved
+            ),
+            (
+                "example.com/refs/store.disk.Put".into(),
+                Confidence::Dispatch
+            ),
+        ]
+    );
+    // Python: `self.step()` in a base class also reaches the subclass's override.
+    let g = index_path(&fixture("references/python"), "refs-python-dispatch").await;
+    let mut callees: Vec<(String, Confidence)> = g
+        .callees("pkg.impl.Job.run")
+        .await
+        .into_iter()
+        .map(|c| (c.0, c.2))
+        .collect();
+    callees.sort();
+    assert_eq!(
+        callees,
+        vec![
+            ("pkg.impl.FastJob.step".into(), Confidence::Dispatch),
+            ("pkg.impl.Job.step".into(), Confidence::Resolved),
+        ]
     );
 }

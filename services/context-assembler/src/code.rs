@@ -77,6 +77,7 @@ fn neighbor(n: &graph::Neighbor) -> Value {
     }
     match graph::Confidence::try_from(n.confidence) {
         Ok(graph::Confidence::NameMatch) => value["confidence"] = Value::from("name_match"),
+        Ok(graph::Confidence::Dispatch) => value["confidence"] = Value::from("dispatch"),
         Ok(graph::Confidence::Unresolved) => value["confidence"] = Value::from("unresolved"),
         _ => {}
     }

@@ -142,6 +142,7 @@ fn neighbor(n: &Neighbor) -> pb::Neighbor {
         confidence: match n.confidence {
             Confidence::Resolved => pb::Confidence::Resolved,
             Confidence::NameMatch => pb::Confidence::NameMatch,
+            Confidence::Dispatch => pb::Confidence::Dispatch,
             Confidence::Unresolved => pb::Confidence::Unresolved,
         } as i32,
         unresolved_name: if n.confidence == Confidence::Unresolved {

@@ -217,12 +217,14 @@ fn type_spec(spec: SyntaxNode<'_>, declaration: SyntaxNode<'_>, module: &str, b:
     let type_node = spec.child_by_field_name("type");
     let mut required = Vec::new();
     let mut embedded = Vec::new();
+    let mut method_elements = Vec::new();
     let kind = match type_node.map(|t| t.kind()) {
         Some("interface_type") => {
             for element in children(type_node.expect("matched")) {
                 match element.kind() {
                     "method_elem" | "method_spec" => {
-                        required.push(b.field_text(element, "name").to_owned())
+                        required.push(b.field_text(element, "name").to_owned());
+                        method_elements.push(element);
                     }
                     "type_elem" | "constraint_elem" => {
                         let text = b.text(element);
@@ -287,6 +289,24 @@ fn type_spec(spec: SyntaxNode<'_>, declaration: SyntaxNode<'_>, module: &str, b:
         name,
         ..Default::default()
     });
+    // An interface's methods are symbols of their own (calls through the interface
+    // resolve to them, then dispatch to the implementations).
+    let interface = format!("{module}.{}", b.facts.symbols[index as usize].name);
+    for element in method_elements {
+        let method = b.field_text(element, "name").to_owned();
+        b.add_symbol(NewSymbol {
+            kind: "method",
+            qualified_name: format!("{interface}.{method}"),
+            signature: b.text(element).trim().to_owned(),
+            start_line: line(element),
+            end_line: end_line(element),
+            summary: b.leading_comment(element, &["//"]),
+            parent: index,
+            owner_type: interface.clone(),
+            name: method,
+            ..Default::default()
+        });
+    }
     // Struct field types, so `s.field.Method()` resolves through the receiver.
     if let Some(structure) = type_node.filter(|t| t.kind() == "struct_type") {
         for list in children(structure)

@@ -197,6 +197,11 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
         }
     }
     out.dedup_by(|a, b| a.line == b.line && a.message == b.message);
+    // Messages the extractor found outside a function (`var ErrX = errors.New(...)`)
+    // belong to the symbol around them now that package variables are symbols.
+    for error in b.facts.errors.iter_mut().filter(|e| e.enclosing < 0) {
+        error.enclosing = innermost.get(error.line as usize).copied().unwrap_or(-1);
+    }
     // Raised messages outside any symbol name their top-level statement too.
     let tops: Vec<(u32, u32)> = {
         let mut cursor = root.walk();

@@ -8,6 +8,7 @@
 //! | [`calls`] | CALLS edges (scope, imports, receivers, fields, `name_match`) |
 //! | [`references`] | REFERENCES edges (reads, writes and type uses that are not calls) |
 //! | [`implementations`] | IMPLEMENTS edges (declared bases, Rust impls, Go structural typing) |
+//! | [`dispatch`] | CALLS to the implementations of a called interface/trait/base method (`dispatch`) |
 //! | [`tested_by`] | TESTED_BY edges (calls, references, naming conventions) |
 //! | [`imports`] | IMPORTS edges to in-repo packages or modules by name |
 //! | [`exports`] | alias nodes for re-exports' public paths, EXPORTS edges |
@@ -19,6 +20,7 @@
 
 mod calls;
 mod definitions;
+mod dispatch;
 mod docs;
 mod exports;
 mod implementations;
@@ -203,6 +205,7 @@ pub fn build(
     let package_modules = imports::packages(graph_id, files, &repository_id, &mut repo);
     let mentions = docs::Mentions::new(files, scope);
     let counterparts = tested_by::Counterparts::new(files);
+    let messages = tested_by::Messages::new(files);
 
     for (file_index, file) in files.iter().enumerate() {
         let path = file.path.as_str();
@@ -231,7 +234,7 @@ pub fn build(
         let mut tested = tested_by::Tested::default();
         calls::edges(&index, &mut out, &mut repo, &mut tested);
         references::edges(&index, &mut out, &mut tested);
-        tested_by::edges(&index, files, &counterparts, &mut out, tested);
+        tested_by::edges(&index, files, &counterparts, &messages, &mut out, tested);
         imports::edges(graph_id, &package_modules, &mut out, &mut repo);
         exports::aliases(graph_id, &index, &mut out);
         strings::nodes(graph_id, &index, &mut out);
@@ -268,6 +271,8 @@ pub fn build(
     tracing::debug!(elapsed = ?started.elapsed(), "owners built");
     implementations::go_implements(&index, files, &mut result);
     tracing::debug!(elapsed = ?started.elapsed(), "implicit interfaces resolved");
+    dispatch::edges(&index, &mut result);
+    tracing::debug!(elapsed = ?started.elapsed(), "dispatch edges added");
     Build {
         owners: result,
         externals: built_externals,

@@ -25,19 +25,70 @@ impl Tested {
     }
 }
 
+/// Messages raised by non-test symbols, sorted, for tests that assert on them.
+pub(super) struct Messages<'a> {
+    sorted: Vec<(&'a str, usize, usize)>,
+}
+
+/// Shortest test literal matched against raised messages (shorter ones say too little).
+const MESSAGE_MATCH_CHARS: usize = 12;
+
+impl<'a> Messages<'a> {
+    pub(super) fn new(files: &'a [FileFacts]) -> Self {
+        let mut sorted: Vec<(&str, usize, usize)> = Vec::new();
+        for (file_index, file) in files.iter().enumerate() {
+            for error in file.errors.iter().filter(|e| e.raised && e.enclosing >= 0) {
+                let symbol = &file.symbols[error.enclosing as usize];
+                if !symbol.test && error.message.chars().count() >= MESSAGE_MATCH_CHARS {
+                    sorted.push((error.message.as_str(), file_index, error.enclosing as usize));
+                }
+            }
+        }
+        sorted.sort_unstable();
+        Self { sorted }
+    }
+
+    /// Symbols raising a message that equals `literal` or starts with it.
+    fn raising(&self, literal: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let start = self.sorted.partition_point(|(m, _, _)| *m < literal);
+        let literal = literal.to_owned();
+        self.sorted[start..]
+            .iter()
+            .take_while(move |(m, _, _)| m.starts_with(literal.as_str()))
+            .map(|(_, file, symbol)| (*file, *symbol))
+    }
+}
+
 /// TESTED_BY edges of one file: what its tests call or refer to (`tested`, resolved),
-/// then naming conventions, which reach what indirection hides (`self.module.merge(...)`
+/// the messages they assert on (`name_match`), then naming conventions, which reach what indirection hides (`self.module.merge(...)`
 /// in test_heapq.py's `test_merge` covers heapq.merge): a test named after a symbol of its
 /// file's counterpart covers that symbol, with confidence name_match.
 pub(super) fn edges(
     index: &Index<'_>,
     files: &[FileFacts],
     counterparts: &Counterparts,
+    messages: &Messages<'_>,
     out: &mut FileOut<'_>,
     tested: Tested,
 ) {
     let (file, file_index) = (out.file, out.file_index);
     let mut by_convention: HashMap<(String, String), u32> = HashMap::default();
+    // A test that asserts on a message (`assert "x is missing" in str(e)`,
+    // `err.Error() != "store: key is missing"`) covers the symbols raising it.
+    for literal in file.errors.iter().filter(|e| {
+        !e.raised
+            && e.enclosing >= 0
+            && file.symbols[e.enclosing as usize].test
+            && e.message.chars().count() >= MESSAGE_MATCH_CHARS
+    }) {
+        let test = index.ids[file_index][literal.enclosing as usize].clone();
+        for (other, symbol) in messages.raising(&literal.message) {
+            let covered = index.ids[other][symbol].clone();
+            if !tested.0.contains_key(&(covered.clone(), test.clone())) {
+                by_convention.insert((covered, test.clone()), literal.line);
+            }
+        }
+    }
     for (test_index, test) in file.symbols.iter().enumerate().filter(|(_, s)| s.test) {
         let targets = counterparts.of(file_index).iter().flat_map(|&other| {
             files[other]

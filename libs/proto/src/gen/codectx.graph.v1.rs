@@ -447,6 +447,8 @@ pub enum Confidence {
     NameMatch = 2,
     /// Target not found in the graph; kept with the called name.
     Unresolved = 3,
+    /// A call on an interface, trait or base method, to one of its implementations.
+    Dispatch = 4,
 }
 impl Confidence {
     /// String value of the enum field names used in the ProtoBuf definition.
@@ -459,6 +461,7 @@ impl Confidence {
             Self::Resolved => "CONFIDENCE_RESOLVED",
             Self::NameMatch => "CONFIDENCE_NAME_MATCH",
             Self::Unresolved => "CONFIDENCE_UNRESOLVED",
+            Self::Dispatch => "CONFIDENCE_DISPATCH",
         }
     }
     /// Creates an enum from field names used in the ProtoBuf definition.
@@ -468,6 +471,7 @@ impl Confidence {
             "CONFIDENCE_RESOLVED" => Some(Self::Resolved),
             "CONFIDENCE_NAME_MATCH" => Some(Self::NameMatch),
             "CONFIDENCE_UNRESOLVED" => Some(Self::Unresolved),
+            "CONFIDENCE_DISPATCH" => Some(Self::Dispatch),
             _ => None,
         }
     }

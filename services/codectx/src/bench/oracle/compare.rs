@@ -12,6 +12,8 @@
 //! - Module-level variables bound by an import (`const x = require('x')`, which
 //!   scip-typescript defines as a variable) are import bindings, not definitions: the
 //!   caller's `is_import` tells them apart and they are not counted.
+//! - `dispatch` CALLS edges (to implementations of a called interface method) are
+//!   inferred, not written: they are never judged.
 //! - Precision: a CALLS or REFERENCES edge between two symbols is judged only when the
 //!   oracle defines its target (targets the oracle is blind to, such as CommonJS
 //!   properties, are counted as `unjudged`); it is right when the oracle has that pair.
@@ -28,7 +30,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use codectx_graph::{Edge, EdgeKind, Node, NodeKind};
+use codectx_graph::{Confidence, Edge, EdgeKind, Node, NodeKind};
 use serde::Serialize;
 
 use super::scip::{self, Descriptor};
@@ -375,7 +377,9 @@ pub fn score(
             continue;
         }
         let pair = (from.id.as_str(), to.id.as_str());
-        if !judged_targets.contains(pair.1) {
+        // Dispatch edges are inferred (the runtime type decides); a static indexer
+        // records only the interface method, so it cannot judge them.
+        if !judged_targets.contains(pair.1) || edge.confidence == Confidence::Dispatch {
             score.unjudged_edges += 1;
             continue;
         }
@@ -430,7 +434,6 @@ pub fn score(
 mod tests {
     use super::*;
     use crate::bench::oracle::scip::{Document, Index, Occurrence};
-    use codectx_graph::Confidence;
 
     fn node(id: &str, kind: NodeKind, name: &str, path: &str, lines: (u32, u32)) -> Node {
         Node {
