@@ -103,7 +103,13 @@ impl Layout {
         let mut first = true;
         while !dir.is_empty() {
             let init = format!("{dir}/__init__.py");
-            if !(self.files.contains(&init) || (first && stem == "__init__")) {
+            // A directory without `__init__.py` inside a package is a namespace portion
+            // of it (PEP 420: flask's `sansio/` in `flask/`), not a new root.
+            let parent_is_package = {
+                let parent = parent_dir(&dir);
+                !parent.is_empty() && self.files.contains(&format!("{parent}/__init__.py"))
+            };
+            if !(self.files.contains(&init) || (first && stem == "__init__") || parent_is_package) {
                 break;
             }
             parts.push(file_name(&dir).to_owned());
@@ -172,6 +178,7 @@ mod tests {
             "pkg/__init__.py",
             "pkg/sub/__init__.py",
             "pkg/sub/m.py",
+            "pkg/ns/scaffold.py",
         ] {
             layout.files.insert(f.into());
         }
@@ -181,6 +188,11 @@ mod tests {
         assert_eq!(layout.python_module("pkg/sub/m.py"), "pkg.sub.m");
         assert_eq!(layout.python_module("pkg/sub/__init__.py"), "pkg.sub");
         assert_eq!(layout.python_module("top.py"), "top");
+        // A namespace directory inside a package continues the package's path.
+        assert_eq!(
+            layout.python_module("pkg/ns/scaffold.py"),
+            "pkg.ns.scaffold"
+        );
     }
 
     #[test]
