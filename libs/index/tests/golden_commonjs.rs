@@ -16,6 +16,9 @@ async fn commonjs_assignment_defined_functions() {
     let expected: Vec<(&str, &str, u32, u32)> = vec![
         // `module.exports = function () {}`: named by the file when anonymous.
         ("lib/anonymous.anonymous", "function", 3, 5),
+        // `module.exports = { start() {}, stop: function () {} }`: the module's functions.
+        ("lib/api.start", "function", 5, 7),
+        ("lib/api.stop", "function", 8, 10),
         ("lib/layer.Layer", "function", 5, 11),
         ("lib/layer.Layer.match", "method", 16, 18),
         ("lib/layer.decodeParam", "function", 20, 25),
@@ -30,6 +33,10 @@ async fn commonjs_assignment_defined_functions() {
         ("lib/router.proto.handle", "method", 15, 20),
         ("lib/util.deprecate", "function", 3, 5),
         ("lib/util.flatten", "function", 9, 11),
+        // An object literal bound to a name: a variable and its methods.
+        ("lib/util.paths", "variable", 14, 23),
+        ("lib/util.paths.join", "method", 16, 18),
+        ("lib/util.paths.split", "method", 19, 21),
     ];
     let expected: Vec<(String, String, u32, u32)> = expected
         .into_iter()
@@ -45,6 +52,19 @@ async fn commonjs_assignment_defined_functions() {
         "Whether the layer matches a path."
     );
 
+    assert_eq!(
+        g.symbol("lib/util.paths.join").await.summary,
+        "Joins two parts."
+    );
+    // Calls inside object-literal methods belong to them.
+    assert_eq!(
+        g.callees("lib/util.paths.join")
+            .await
+            .into_iter()
+            .map(|c| c.0)
+            .collect::<Vec<_>>(),
+        vec!["lib/util.flatten"]
+    );
     // Selectors as a JavaScript developer names them.
     assert_eq!(g.lookup("res.send").await, vec!["lib/response.res.send"]);
     assert_eq!(

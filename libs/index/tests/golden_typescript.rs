@@ -92,4 +92,7 @@ async fn typescript_symbols_calls_implements_tests() {
     );
     assert_eq!(g.lookup("Cart.total").await, vec!["src/cart.Cart.total"]);
     assert_eq!(g.lookup("round").await, vec!["src/pricing.round"]);
+    // Re-exports: `export { Cart, checkout as buy } from './cart'` in src/index.ts.
+    assert_eq!(g.lookup("src.Cart").await, vec!["src/cart.Cart"]);
+    assert_eq!(g.lookup("src.buy").await, vec!["src/cart.checkout"]);
 }

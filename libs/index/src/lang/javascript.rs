@@ -107,6 +107,8 @@ fn statement(
         "export_statement" => {
             if let Some(declaration) = node.child_by_field_name("declaration") {
                 statement(declaration, scope, context, describe, b);
+            } else if node.child_by_field_name("source").is_some() {
+                reexport(node, context, b);
             } else {
                 expressions(node, scope, context, describe, b);
             }
@@ -265,6 +267,12 @@ fn assignment(
         return false;
     };
     let value = assigned_value(right);
+    // `module.exports = { f() {}, g: function () {} }`: the module's functions.
+    if value.kind() == "object" && matches!(b.text(left), "module.exports" | "exports") {
+        object_methods(value, "", scope, context, describe, b);
+        object_values(value, scope, context, describe, b);
+        return true;
+    }
     if left.kind() != "member_expression" || !is_function_value(value) {
         return false;
     }
@@ -331,6 +339,125 @@ fn assignment(
     let summary = super::truncate_chars(&doc(statement, b), 200);
     b.facts.symbols[index as usize].summary = crate::redact::summary(&summary);
     true
+}
+
+/// `export { a, b as c } from './m'`: imports that re-export under this module's path
+/// (`export * from` names nothing to alias).
+fn reexport(node: SyntaxNode<'_>, context: &Context, b: &mut Builder<'_>) {
+    let Some(source) = node
+        .child_by_field_name("source")
+        .and_then(|s| string_value(b.text(s)))
+    else {
+        return;
+    };
+    let module = resolve_module(&source, &b.facts.path.clone());
+    let at = line(node);
+    for clause in children(node)
+        .into_iter()
+        .filter(|c| c.kind() == "export_clause")
+    {
+        for specifier in children(clause)
+            .into_iter()
+            .filter(|s| s.kind() == "export_specifier")
+        {
+            let name = b.field_text(specifier, "name").to_owned();
+            let alias = specifier
+                .child_by_field_name("alias")
+                .map(|a| b.text(a).to_owned())
+                .unwrap_or_else(|| name.clone());
+            if name.is_empty() || alias == "default" {
+                continue;
+            }
+            b.add_import(&join(&module, &name), &alias, &module, at);
+            if let Some(import) = b.facts.imports.last_mut() {
+                import.exported_as = join(&context.module, &alias);
+            }
+        }
+    }
+}
+
+/// Functions in an object literal bound to a name: `const api = { get() {}, set:
+/// function () {}, del: () => {} }` gives methods `api.get`, `api.set`, `api.del`; with
+/// `owner` empty (`module.exports = { ... }`), functions of the module.
+fn object_methods(
+    object: SyntaxNode<'_>,
+    owner: &str,
+    scope: i32,
+    context: &Context,
+    describe: &[String],
+    b: &mut Builder<'_>,
+) {
+    let owner_qualified = if owner.is_empty() {
+        String::new()
+    } else {
+        join(&context.module, owner)
+    };
+    let kind = if owner.is_empty() {
+        "function"
+    } else {
+        "method"
+    };
+    for member in children(object) {
+        let (name, value) = match member.kind() {
+            "method_definition" => (b.field_text(member, "name").to_owned(), Some(member)),
+            "pair" => (
+                b.field_text(member, "key")
+                    .trim_matches(|c| c == '\'' || c == '"')
+                    .to_owned(),
+                member
+                    .child_by_field_name("value")
+                    .filter(|v| is_function_value(*v)),
+            ),
+            _ => continue,
+        };
+        let Some(value) = value else {
+            continue;
+        };
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        {
+            continue;
+        }
+        let index = function_like(
+            value,
+            &name,
+            kind,
+            scope,
+            &owner_qualified,
+            context,
+            describe,
+            b,
+        );
+        b.set_span(index, line(member), end_line(member));
+        let summary = super::truncate_chars(&doc(member, b), 200);
+        b.facts.symbols[index as usize].summary = crate::redact::summary(&summary);
+    }
+}
+
+/// Calls in an object literal's values that are not functions (those became symbols).
+fn object_values(
+    object: SyntaxNode<'_>,
+    scope: i32,
+    context: &Context,
+    describe: &[String],
+    b: &mut Builder<'_>,
+) {
+    for member in children(object) {
+        match member.kind() {
+            "method_definition" => {}
+            "pair" => {
+                if let Some(value) = member
+                    .child_by_field_name("value")
+                    .filter(|v| !is_function_value(*v))
+                {
+                    expressions(value, scope, context, describe, b);
+                }
+            }
+            _ => expressions(member, scope, context, describe, b),
+        }
+    }
 }
 
 fn import(node: SyntaxNode<'_>, context: &Context, b: &mut Builder<'_>) {
@@ -600,6 +727,16 @@ fn declarator_node(
             let summary = super::truncate_chars(&doc(declaration, b), 200);
             b.set_span(index, line(declaration), end_line(declaration));
             b.facts.symbols[index as usize].summary = crate::redact::summary(&summary);
+        }
+        Some(v)
+            if v.kind() == "object"
+                && scope < 0
+                && declarator
+                    .child_by_field_name("name")
+                    .is_some_and(|n| n.kind() == "identifier") =>
+        {
+            object_methods(v, &name, scope, context, describe, b);
+            object_values(v, scope, context, describe, b);
         }
         Some(v) if v.kind() == "new_expression" => {
             let type_name = b.field_text(v, "constructor").to_owned();

@@ -263,7 +263,8 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
     let at = |line: u32| innermost.get(line as usize).copied().unwrap_or(-1);
 
     let mut declared: HashSet<(i32, &str)> = HashSet::new();
-    let mut uses: Vec<(i32, String, String, u32)> = Vec::new();
+    // Borrowed from the source: a fact is allocated only for a use that is kept.
+    let mut uses: Vec<(i32, &str, &str, u32)> = Vec::new();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         let kind = node.kind();
@@ -278,7 +279,7 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
             {
                 let from = at(line(node));
                 if from >= 0 {
-                    uses.push((from, b.text(o).to_owned(), b.text(p).to_owned(), line(node)));
+                    uses.push((from, b.text(o), b.text(p), line(node)));
                 }
             }
             if let Some(o) = object {
@@ -309,10 +310,7 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
                     .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
                     .filter(|t| t.starts_with(|c: char| c.is_alphabetic() || c == '_'))
                 {
-                    let (receiver, name) = match token.rsplit_once('.') {
-                        Some((r, n)) => (r.to_owned(), n.to_owned()),
-                        None => (String::new(), token.to_owned()),
-                    };
+                    let (receiver, name) = token.rsplit_once('.').unwrap_or(("", token));
                     if !name.is_empty() && name != "None" {
                         uses.push((from, receiver, name, line(node)));
                     }
@@ -327,7 +325,7 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
                 if declares(node, spec) {
                     declared.insert((from, text));
                 } else if !(language == Language::Go && is_field_key(node)) {
-                    uses.push((from, String::new(), text.to_owned(), line(node)));
+                    uses.push((from, "", text, line(node)));
                 }
             }
             continue;
@@ -350,28 +348,29 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
         }
         false
     };
-    let mut seen: HashSet<(i32, String, String)> = HashSet::new();
+    let mut seen: HashSet<(i32, &str, &str)> = HashSet::new();
     let mut out = Vec::new();
     for (from, receiver, name, line) in uses {
         if out.len() >= MAX_PER_FILE {
             break;
         }
+        if !seen.insert((from, receiver, name)) {
+            continue;
+        }
         // A plain local is not a reference; a member of a local may be (its type can be
         // known), and resolution keeps only what it resolves through that type.
-        if receiver.is_empty() && is_local(from, &name) {
+        if receiver.is_empty() && is_local(from, name) {
             continue;
         }
         if symbols[from as usize].name == name && receiver.is_empty() {
             continue; // its own name (a definition line, recursion is a call)
         }
-        if seen.insert((from, receiver.clone(), name.clone())) {
-            out.push(ReferenceFact {
-                from,
-                name,
-                line,
-                receiver,
-            });
-        }
+        out.push(ReferenceFact {
+            from,
+            name: name.to_owned(),
+            line,
+            receiver: receiver.to_owned(),
+        });
     }
     b.facts.references.extend(out);
 }

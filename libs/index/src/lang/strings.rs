@@ -154,6 +154,10 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
             }
             let line = line(node);
             let enclosing = innermost.get(line as usize).copied().unwrap_or(-1);
+            let parts = parts(node, b);
+            if parts.is_empty() {
+                continue;
+            }
             // What the redaction leaves of the literal in its context (`password="..."`
             // masks the value): a part it masks is a secret and is not indexed.
             let in_context = redact::text(
@@ -162,7 +166,8 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
                     .unwrap_or(""),
             )
             .into_owned();
-            for part in parts(node, b) {
+            let context = b.line_text(line);
+            for part in parts {
                 if !in_context.contains(part.as_str()) {
                     continue;
                 }
@@ -183,7 +188,7 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
                     message,
                     line,
                     raised: false,
-                    context: b.line_text(line),
+                    context: context.clone(),
                     statement,
                 });
             }
