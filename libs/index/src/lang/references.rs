@@ -211,10 +211,12 @@ fn is_simple_receiver(node: SyntaxNode<'_>, spec: &Spec) -> bool {
         || (node.kind() == "scoped_identifier" || node.kind() == "crate" || node.kind() == "super")
 }
 
-/// Whether identifier `node` declares a name (climbing through pattern nodes).
-fn declares(node: SyntaxNode<'_>, spec: &Spec) -> bool {
+/// Whether identifier `node` (whose parent is `parent`) declares a name (climbing through
+/// pattern nodes). The parent comes from the walk: `Node::parent` searches down from the
+/// root, which costs more than the rest of the pass on a long module.
+fn declares(node: SyntaxNode<'_>, parent: Option<SyntaxNode<'_>>, spec: &Spec) -> bool {
     let mut child = node;
-    let mut parent = node.parent();
+    let mut parent = parent;
     while let Some(p) = parent {
         if spec.patterns.contains(&p.kind()) {
             child = p;
@@ -240,8 +242,8 @@ fn declares(node: SyntaxNode<'_>, spec: &Spec) -> bool {
 }
 
 /// Go composite literal keys (`T{Name: x}`) name fields, not variables.
-fn is_field_key(node: SyntaxNode<'_>) -> bool {
-    let Some(element) = node.parent().filter(|p| p.kind() == "literal_element") else {
+fn is_field_key(parent: Option<SyntaxNode<'_>>) -> bool {
+    let Some(element) = parent.filter(|p| p.kind() == "literal_element") else {
         return false;
     };
     element
@@ -265,8 +267,10 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
     let mut declared: HashSet<(i32, &str)> = HashSet::new();
     // Borrowed from the source: a fact is allocated only for a use that is kept.
     let mut uses: Vec<(i32, &str, &str, u32)> = Vec::new();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
+    // Each node with its parent.
+    let mut stack: Vec<(SyntaxNode<'_>, Option<SyntaxNode<'_>>)> = vec![(root, None)];
+    let mut cursor = root.walk();
+    while let Some((node, parent)) = stack.pop() {
         let kind = node.kind();
         if spec.ignored.contains(&kind) {
             continue;
@@ -283,25 +287,24 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
                 }
             }
             if let Some(o) = object {
-                stack.push(o);
+                stack.push((o, Some(node)));
             }
             // Other children (arguments of a generic path, ...) but not the property.
             let skip = property.map(|p| p.id());
             let object_id = object.map(|o| o.id());
-            for i in (0..node.child_count()).rev() {
-                if let Some(c) = node.child(i)
-                    && Some(c.id()) != skip
-                    && Some(c.id()) != object_id
-                {
-                    stack.push(c);
-                }
-            }
+            let at = stack.len();
+            stack.extend(
+                node.children(&mut cursor)
+                    .filter(|c| Some(c.id()) != skip && Some(c.id()) != object_id)
+                    .map(|c| (c, Some(node))),
+            );
+            stack[at..].reverse();
             continue;
         }
         // Python forward references: `param: "Parameter | None"` names `Parameter`.
         if language == Language::Python
             && kind == "string"
-            && node.parent().is_some_and(|p| p.kind() == "type")
+            && parent.is_some_and(|p| p.kind() == "type")
         {
             let from = at(line(node));
             if from >= 0 {
@@ -322,19 +325,17 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
             let from = at(line(node));
             if from >= 0 {
                 let text = b.text(node);
-                if declares(node, spec) {
+                if declares(node, parent, spec) {
                     declared.insert((from, text));
-                } else if !(language == Language::Go && is_field_key(node)) {
+                } else if !(language == Language::Go && is_field_key(parent)) {
                     uses.push((from, "", text, line(node)));
                 }
             }
             continue;
         }
-        for i in (0..node.child_count()).rev() {
-            if let Some(c) = node.child(i) {
-                stack.push(c);
-            }
-        }
+        let at = stack.len();
+        stack.extend(node.children(&mut cursor).map(|c| (c, Some(node))));
+        stack[at..].reverse();
     }
 
     let symbols = &b.facts.symbols;

@@ -58,8 +58,8 @@ fn placeholders() -> &'static Regex {
 
 /// A Python docstring: a string that is the first statement of a module, class or
 /// function body.
-fn is_docstring(node: SyntaxNode<'_>) -> bool {
-    let Some(statement) = node.parent().filter(|p| p.kind() == "expression_statement") else {
+fn is_docstring(parent: Option<SyntaxNode<'_>>) -> bool {
+    let Some(statement) = parent.filter(|p| p.kind() == "expression_statement") else {
         return false;
     };
     let Some(body) = statement.parent() else {
@@ -73,20 +73,23 @@ fn is_docstring(node: SyntaxNode<'_>) -> bool {
 
 /// A string that is a statement by itself: a docstring anywhere, a `'use strict'`
 /// directive.
-fn is_bare_statement(node: SyntaxNode<'_>) -> bool {
-    node.parent()
-        .is_some_and(|p| p.kind() == "expression_statement" && p.named_child_count() == 1)
+fn is_bare_statement(parent: Option<SyntaxNode<'_>>) -> bool {
+    parent.is_some_and(|p| p.kind() == "expression_statement" && p.named_child_count() == 1)
 }
 
 /// A `require('x')` / `import('x')` specifier.
-fn is_module_specifier(node: SyntaxNode<'_>, b: &Builder<'_>) -> bool {
-    node.parent()
+fn is_module_specifier(
+    node: SyntaxNode<'_>,
+    parent: Option<SyntaxNode<'_>>,
+    b: &Builder<'_>,
+) -> bool {
+    parent
         .filter(|p| p.kind() == "arguments")
         .and_then(|a| a.parent())
         .and_then(|call| call.child_by_field_name("function"))
         .is_some_and(|f| matches!(b.text(f), "require" | "import"))
         // Go struct tags, `export ... from 'x'`.
-        || node.parent().is_some_and(|p| {
+        || parent.is_some_and(|p| {
             matches!(p.kind(), "field_declaration" | "export_statement")
                 && ["tag", "source"]
                     .iter()
@@ -139,8 +142,12 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
             .push(error.message.clone());
     }
     let mut out: Vec<ErrorFact> = Vec::new();
-    let mut stack = vec![(root, root)];
-    while let Some((node, top)) = stack.pop() {
+    // Each node with its parent (`Node::parent` searches down from the root) and the
+    // top-level statement holding it.
+    let mut stack: Vec<(SyntaxNode<'_>, Option<SyntaxNode<'_>>, SyntaxNode<'_>)> =
+        vec![(root, None, root)];
+    let mut cursor = root.walk();
+    while let Some((node, parent, top)) = stack.pop() {
         if out.len() >= MAX_PER_FILE {
             break;
         }
@@ -149,15 +156,16 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
             continue;
         }
         if kinds.contains(&kind) {
-            if is_docstring(node) || is_bare_statement(node) || is_module_specifier(node, b) {
+            let parts = parts(node, b);
+            if parts.is_empty()
+                || is_docstring(parent)
+                || is_bare_statement(parent)
+                || is_module_specifier(node, parent, b)
+            {
                 continue;
             }
             let line = line(node);
             let enclosing = innermost.get(line as usize).copied().unwrap_or(-1);
-            let parts = parts(node, b);
-            if parts.is_empty() {
-                continue;
-            }
             // What the redaction leaves of the literal in its context (`password="..."`
             // masks the value): a part it masks is a secret and is not indexed.
             let in_context = redact::text(
@@ -194,12 +202,13 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
             }
             continue;
         }
-        let mut cursor = node.walk();
-        let children: Vec<SyntaxNode<'_>> = node.children(&mut cursor).collect();
-        for child in children.into_iter().rev() {
-            let top = if node.id() == root.id() { child } else { top };
-            stack.push((child, top));
-        }
+        let at = stack.len();
+        let is_root = node.id() == root.id();
+        stack.extend(
+            node.children(&mut cursor)
+                .map(|child| (child, Some(node), if is_root { child } else { top })),
+        );
+        stack[at..].reverse();
     }
     out.dedup_by(|a, b| a.line == b.line && a.message == b.message);
     // Messages the extractor found outside a function (`var ErrX = errors.New(...)`)
