@@ -25,6 +25,12 @@ async fn commonjs_assignment_defined_functions() {
         // `var res = Object.create(...)`: a module-level variable, its methods' owner.
         // `module.exports = function query()`: the module's function `query`.
         ("lib/query.query", "function", 4, 6),
+        ("lib/request.req", "variable", 3, 3),
+        // `Object.defineProperty(req, 'host', { get() {}, set: function () {} })`: one
+        // method for the property, spanning the call.
+        ("lib/request.req.host", "method", 13, 20),
+        ("lib/request.req.hostname", "method", 22, 24),
+        ("lib/request.req.secure", "method", 6, 11),
         ("lib/response.res", "variable", 5, 5),
         ("lib/response.res.json", "method", 16, 19),
         ("lib/response.res.send", "method", 11, 14),
@@ -43,6 +49,20 @@ async fn commonjs_assignment_defined_functions() {
         .map(|(n, k, s, e)| (n.to_owned(), k.to_owned(), s, e))
         .collect();
     assert_eq!(g.symbols().await, expected);
+    assert_eq!(
+        g.symbol("lib/request.req.secure").await.summary,
+        "Whether the connection is secure."
+    );
+    // `this.hostname()` inside a property getter is its sibling `req.hostname`.
+    assert_eq!(
+        g.callees("lib/request.req.host")
+            .await
+            .into_iter()
+            .map(|c| c.0)
+            .collect::<Vec<_>>(),
+        vec!["lib/request.req.hostname"]
+    );
+    assert_eq!(g.lookup("req.secure").await, vec!["lib/request.req.secure"]);
     assert_eq!(
         g.symbol("lib/response.res.send").await.summary,
         "Sends a response body."

@@ -13,6 +13,8 @@ async fn typescript_symbols_calls_implements_tests() {
     let g = index_fixture("typescript").await;
     assert!(g.report.skipped.is_empty(), "{:?}", g.report.skipped);
     let expected: Vec<(&str, &str, u32, u32)> = vec![
+        ("src/app.empty", "function", 8, 10),
+        ("src/app.total", "function", 4, 6),
         ("src/cart.Cart", "class", 3, 20),
         ("src/cart.Cart.add", "method", 7, 10),
         // An arrow function assigned to a class field is a method spanning the field.
@@ -95,4 +97,14 @@ async fn typescript_symbols_calls_implements_tests() {
     // Re-exports: `export { Cart, checkout as buy } from './cart'` in src/index.ts.
     assert_eq!(g.lookup("src.Cart").await, vec!["src/cart.Cart"]);
     assert_eq!(g.lookup("src.buy").await, vec!["src/cart.checkout"]);
+    // `export * from './pricing'`: every top-level symbol of the target module gets the
+    // barrel's path, and imports through the barrel resolve to the definitions.
+    assert_eq!(g.lookup("src.round").await, vec!["src/pricing.round"]);
+    assert_eq!(g.lookup("src.FlatPricer").await, vec!["src/pricing.FlatPricer"]);
+    assert_eq!(
+        g.callees("src/app.total").await,
+        vec![("src/pricing.round".to_owned(), 5, Resolved)]
+    );
+    assert_eq!(g.references("src/app.empty").await, vec!["src/cart.Cart"]);
+    assert_eq!(g.exporters("src/pricing.round").await, vec!["src.round"]);
 }

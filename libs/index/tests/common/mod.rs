@@ -148,6 +148,18 @@ impl Indexed {
         out
     }
 
+    /// The public paths re-exports give `qualified` (alias nodes exporting it, sorted).
+    pub async fn exporters(&self, qualified: &str) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .edges(qualified, EdgeKind::Exports, Direction::Incoming)
+            .await
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        out.sort();
+        out
+    }
+
     /// What `qualified` implements (names only).
     pub async fn implements(&self, qualified: &str) -> Vec<String> {
         let mut out: Vec<String> = self
