@@ -122,6 +122,14 @@ pub async fn lookup(
                 .collect();
         }
     }
+    if matches.is_empty() {
+        // An alias of something outside the repository (Go `type Duration =
+        // time.Duration`) is the best answer there is.
+        matches = exact
+            .into_iter()
+            .filter(|n| n.kind == NodeKind::Alias)
+            .collect();
+    }
     matches.sort_by(|a, b| {
         (a.test, &a.path, a.start_line, &a.id).cmp(&(b.test, &b.path, b.start_line, &b.id))
     });

@@ -57,6 +57,10 @@ pub struct ImplFact {
 }
 
 /// `import x as y`, `from m import n`, `use a::b`, `import "net/http"`.
+/// The alias of an import that re-exports a whole module (JS/TS `export * from './m'`);
+/// its `module` is `m` and its `exported_as` the re-exporting module.
+pub const STAR_IMPORT: &str = "*";
+
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct ImportFact {
     /// Qualified name the alias stands for (a module, or a symbol in one).

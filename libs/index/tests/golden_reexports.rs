@@ -23,7 +23,12 @@ async fn go_type_aliases_answer_with_the_definition() {
     assert_eq!(g.lookup(&os("Duration")).await, vec![os("Duration")]);
     // A defined type (`type Info fs.FileInfo`) is a type of its own.
     assert_eq!(g.lookup(&os("Info")).await, vec![os("Info")]);
-    assert!(g.exporters(&fs("FileInfo")).await.iter().all(|e| e != &os("Info")));
+    assert!(
+        g.exporters(&fs("FileInfo"))
+            .await
+            .iter()
+            .all(|e| e != &os("Info"))
+    );
     // Uses through the alias reach the definition: the parameter type, and a method
     // called on it.
     let describe = "example.com/alias/app.Describe";

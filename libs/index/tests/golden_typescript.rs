@@ -100,11 +100,18 @@ async fn typescript_symbols_calls_implements_tests() {
     // `export * from './pricing'`: every top-level symbol of the target module gets the
     // barrel's path, and imports through the barrel resolve to the definitions.
     assert_eq!(g.lookup("src.round").await, vec!["src/pricing.round"]);
-    assert_eq!(g.lookup("src.FlatPricer").await, vec!["src/pricing.FlatPricer"]);
+    assert_eq!(
+        g.lookup("src.FlatPricer").await,
+        vec!["src/pricing.FlatPricer"]
+    );
     assert_eq!(
         g.callees("src/app.total").await,
         vec![("src/pricing.round".to_owned(), 5, Resolved)]
     );
-    assert_eq!(g.references("src/app.empty").await, vec!["src/cart.Cart"]);
+    // `new Cart()` through the barrel's `export { Cart } from './cart'`.
+    assert_eq!(
+        g.callees("src/app.empty").await,
+        vec![("src/cart.Cart".to_owned(), 9, Resolved)]
+    );
     assert_eq!(g.exporters("src/pricing.round").await, vec!["src.round"]);
 }

@@ -218,7 +218,19 @@ fn type_spec(spec: SyntaxNode<'_>, declaration: SyntaxNode<'_>, module: &str, b:
     let mut required = Vec::new();
     let mut embedded = Vec::new();
     let mut method_elements = Vec::new();
+    // `type FileInfo = fs.FileInfo`: another name for a named type (an alias symbol whose
+    // target resolution follows); `type Info fs.FileInfo` defines a new type.
+    let alias_of = type_node
+        .filter(|t| {
+            spec.kind() == "type_alias"
+                && matches!(
+                    t.kind(),
+                    "type_identifier" | "qualified_type" | "generic_type"
+                )
+        })
+        .map(|t| b.text(t).to_owned());
     let kind = match type_node.map(|t| t.kind()) {
+        _ if alias_of.is_some() => "alias",
         Some("interface_type") => {
             for element in children(type_node.expect("matched")) {
                 match element.kind() {
@@ -286,6 +298,7 @@ fn type_spec(spec: SyntaxNode<'_>, declaration: SyntaxNode<'_>, module: &str, b:
         parent: -1,
         required_methods: required,
         embedded,
+        bases: alias_of.into_iter().collect(),
         name,
         ..Default::default()
     });

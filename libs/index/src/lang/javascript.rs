@@ -7,6 +7,7 @@
 use tree_sitter::Node as SyntaxNode;
 
 use super::{Builder, NewSymbol, argument_count, children, end_line, line, string_value};
+use crate::facts::STAR_IMPORT;
 use crate::layout::{Layout, file_name, parent_dir};
 
 struct Context {
@@ -204,10 +205,13 @@ fn statement(
             }
         }
         "expression_statement" => {
-            let assigned = children(node)
-                .into_iter()
-                .find(|c| c.kind() == "assignment_expression")
-                .is_some_and(|a| assignment(node, a, scope, context, describe, b));
+            let expression = children(node).into_iter().next();
+            let assigned = expression
+                .filter(|c| c.kind() == "assignment_expression")
+                .is_some_and(|a| assignment(node, a, scope, context, describe, b))
+                || expression
+                    .filter(|c| c.kind() == "call_expression")
+                    .is_some_and(|c| define_property(node, c, scope, context, describe, b));
             if !assigned {
                 expressions(node, scope, context, describe, b);
             }
@@ -341,8 +345,113 @@ fn assignment(
     true
 }
 
-/// `export { a, b as c } from './m'`: imports that re-export under this module's path
-/// (`export * from` names nothing to alias).
+/// `Object.defineProperty(obj, 'name', { get() {}, set: function (v) {} })`: an accessor
+/// property defined on an object, as `obj.name = function` would (method `obj.name`;
+/// `X.prototype` gives a method of `X`, `exports` a function of the module). The getter
+/// (else the setter, else a function `value`) is the body; the other accessor's calls
+/// belong to the same symbol, which spans the statement. False for anything else.
+fn define_property(
+    statement: SyntaxNode<'_>,
+    call: SyntaxNode<'_>,
+    scope: i32,
+    context: &Context,
+    describe: &[String],
+    b: &mut Builder<'_>,
+) -> bool {
+    if b.field_text(call, "function") != "Object.defineProperty" {
+        return false;
+    }
+    let Some(arguments) = call.child_by_field_name("arguments") else {
+        return false;
+    };
+    let arguments = children(arguments);
+    let [object, name, descriptor] = arguments.as_slice() else {
+        return false;
+    };
+    let Some(name) = string_value(b.text(*name)) else {
+        return false;
+    };
+    if descriptor.kind() != "object" || !is_plain_name(&name) {
+        return false;
+    }
+    let object = b.text(*object).to_owned();
+    let owner = match object.as_str() {
+        "exports" | "module.exports" => String::new(),
+        text => match text.strip_suffix(".prototype") {
+            Some(class) if is_plain_name(class) => class.to_owned(),
+            Some(_) => return false,
+            None if is_plain_name(text) && text != "this" => text.to_owned(),
+            None => return false,
+        },
+    };
+    // Accessors in the order they make the body: get, set, value.
+    let mut accessors: Vec<(usize, SyntaxNode<'_>)> = Vec::new();
+    for member in children(*descriptor) {
+        let (key, value) = match member.kind() {
+            "method_definition" => (b.field_text(member, "name").to_owned(), Some(member)),
+            "pair" => (
+                b.field_text(member, "key")
+                    .trim_matches(|c| c == '\'' || c == '"')
+                    .to_owned(),
+                member
+                    .child_by_field_name("value")
+                    .filter(|v| is_function_value(*v)),
+            ),
+            _ => continue,
+        };
+        let rank = match key.as_str() {
+            "get" => 0,
+            "set" => 1,
+            "value" => 2,
+            _ => continue,
+        };
+        if let Some(value) = value {
+            accessors.push((rank, value));
+        }
+    }
+    accessors.sort_by_key(|(rank, _)| *rank);
+    let Some(&(_, body)) = accessors.first() else {
+        return false;
+    };
+    let (kind, owner_qualified) = if owner.is_empty() {
+        ("function", String::new())
+    } else {
+        let prefix = if scope >= 0 {
+            b.facts.symbols[scope as usize].qualified_name.clone()
+        } else {
+            context.module.clone()
+        };
+        ("method", join(&prefix, &owner))
+    };
+    let index = function_like(
+        body,
+        &name,
+        kind,
+        scope,
+        &owner_qualified,
+        context,
+        describe,
+        b,
+    );
+    for &(_, other) in &accessors[1..] {
+        expressions(other, index, context, describe, b);
+    }
+    b.set_span(index, line(statement), end_line(statement));
+    let summary = super::truncate_chars(&doc(statement, b), 200);
+    b.facts.symbols[index as usize].summary = crate::redact::summary(&summary);
+    true
+}
+
+fn is_plain_name(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+}
+
+/// `export { a, b as c } from './m'`: imports that re-export under this module's path;
+/// `export * from './m'`: every name of `m` (an import aliased [`STAR_IMPORT`], resolved by
+/// name through the module).
 fn reexport(node: SyntaxNode<'_>, context: &Context, b: &mut Builder<'_>) {
     let Some(source) = node
         .child_by_field_name("source")
@@ -352,10 +461,17 @@ fn reexport(node: SyntaxNode<'_>, context: &Context, b: &mut Builder<'_>) {
     };
     let module = resolve_module(&source, &b.facts.path.clone());
     let at = line(node);
-    for clause in children(node)
-        .into_iter()
-        .filter(|c| c.kind() == "export_clause")
-    {
+    let parts = children(node);
+    let mut cursor = node.walk();
+    let star = node.children(&mut cursor).any(|c| c.kind() == "*");
+    if star && !parts.iter().any(|c| c.kind() == "namespace_export") {
+        b.add_import(&module, STAR_IMPORT, &module, at);
+        if let Some(import) = b.facts.imports.last_mut() {
+            import.exported_as = context.module.clone();
+        }
+        return;
+    }
+    for clause in parts.into_iter().filter(|c| c.kind() == "export_clause") {
         for specifier in children(clause)
             .into_iter()
             .filter(|s| s.kind() == "export_specifier")

@@ -17,7 +17,11 @@ use crate::lang::clean_type;
 /// `impl Trait for Type`. Unresolved bases point at external nodes.
 pub(super) fn declared(index: &Index<'_>, out: &mut FileOut<'_>, repo: &mut Repo<'_>) {
     let (file, file_index) = (out.file, out.file_index);
+    // An alias's `bases` hold the type it stands for (EXPORTS, in exports.rs).
     for (symbol_index, symbol) in file.symbols.iter().enumerate() {
+        if symbol.kind == "alias" {
+            continue;
+        }
         let id = index.ids[file_index][symbol_index].clone();
         for base in &symbol.bases {
             let base_clean = clean_type(base);

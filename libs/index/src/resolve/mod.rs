@@ -63,7 +63,7 @@ fn is_callable(kind: &str) -> bool {
 }
 
 fn is_type(kind: &str) -> bool {
-    matches!(kind, "type" | "class" | "interface")
+    matches!(kind, "type" | "class" | "interface" | "alias")
 }
 
 /// Which files to build owners for. Owners of other files are left as stored; their
@@ -237,6 +237,7 @@ pub fn build(
         tested_by::edges(&index, files, &counterparts, &messages, &mut out, tested);
         imports::edges(graph_id, &package_modules, &mut out, &mut repo);
         exports::aliases(graph_id, &index, &mut out);
+        exports::type_aliases(&index, &mut out, &mut repo);
         strings::nodes(graph_id, &index, &mut out);
         mentions.sections(graph_id, &index, &mut out);
 

@@ -61,6 +61,15 @@ impl Index<'_> {
 
     /// What a reference names, if the graph holds it.
     fn resolve_reference(&self, file: usize, reference: &ReferenceFact) -> Option<SymbolRef> {
+        self.resolve_reference_as_written(file, reference)
+            .map(|found| self.through_alias(found))
+    }
+
+    fn resolve_reference_as_written(
+        &self,
+        file: usize,
+        reference: &ReferenceFact,
+    ) -> Option<SymbolRef> {
         if reference.receiver.is_empty() {
             return self.resolve_name(file, reference.from, &reference.name);
         }

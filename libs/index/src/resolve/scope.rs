@@ -10,7 +10,7 @@ use codectx_graph::{NodeKind, node_id};
 use super::calls::result_type;
 
 use super::{SymbolRef, is_type, separator};
-use crate::facts::{FileFacts, SymbolFact};
+use crate::facts::{FileFacts, STAR_IMPORT, SymbolFact};
 use crate::lang::clean_type;
 
 pub(super) struct Index<'a> {
@@ -24,6 +24,8 @@ pub(super) struct Index<'a> {
     pub(super) bindings: HashMap<(usize, i32), Vec<(&'a str, &'a str)>>,
     /// file → alias → target.
     pub(super) imports: Vec<HashMap<&'a str, &'a str>>,
+    /// file → the modules it re-exports whole (`export * from './m'`).
+    pub(super) star_exports: Vec<Vec<&'a str>>,
     /// Rust impls: type qualified → trait names as written, with the file they are in.
     pub(super) impl_traits: HashMap<String, Vec<(usize, &'a str)>>,
     /// Module path → the files that make it (a Python package's `__init__`, a JS index).
@@ -40,6 +42,7 @@ impl<'a> Index<'a> {
             methods: HashMap::default(),
             bindings: HashMap::default(),
             imports: Vec::with_capacity(files.len()),
+            star_exports: Vec::with_capacity(files.len()),
             impl_traits: HashMap::default(),
             modules: HashMap::default(),
         };
@@ -87,7 +90,15 @@ impl<'a> Index<'a> {
             index.imports.push(
                 file.imports
                     .iter()
+                    .filter(|i| i.alias != STAR_IMPORT)
                     .map(|i| (i.alias.as_str(), i.target.as_str()))
+                    .collect(),
+            );
+            index.star_exports.push(
+                file.imports
+                    .iter()
+                    .filter(|i| i.alias == STAR_IMPORT)
+                    .map(|i| i.module.as_str())
                     .collect(),
             );
         }
@@ -177,13 +188,31 @@ impl<'a> Index<'a> {
         if depth >= 3 {
             return None;
         }
-        let (module, last) = name.rsplit_once("::").or_else(|| name.rsplit_once('.'))?;
-        for &file in self.modules.get(module)? {
+        let (module, last, sep) = match name.rsplit_once("::") {
+            Some((module, last)) => (module, last, "::"),
+            None => {
+                let (module, last) = name.rsplit_once('.')?;
+                (module, last, ".")
+            }
+        };
+        let files = self.modules.get(module)?;
+        for &file in files {
             if let Some(target) = self.imports[file].get(last)
                 && *target != name
                 && let Some(found) = self.qualified_through(target, filter, depth + 1)
             {
                 return Some(found);
+            }
+        }
+        // `export * from './m'` in the module's file: the name may be m's.
+        for &file in files {
+            for star in &self.star_exports[file] {
+                if *star != module
+                    && let Some(found) =
+                        self.qualified_through(&format!("{star}{sep}{last}"), filter, depth + 1)
+                {
+                    return Some(found);
+                }
             }
         }
         None
@@ -252,7 +281,7 @@ impl<'a> Index<'a> {
         candidates.push(text.clone());
         for candidate in &candidates {
             if let Some(found) = self.qualified(candidate, |s| is_type(&s.kind)) {
-                return Some(found);
+                return Some(self.through_alias(found));
             }
         }
         // Same package in Go spans files with the same module; other languages by unique name.
@@ -268,10 +297,47 @@ impl<'a> Index<'a> {
             })
             .unwrap_or_default();
         if types.len() == 1 {
-            Some(types[0])
+            Some(self.through_alias(types[0]))
         } else {
             None
         }
+    }
+
+    /// The definition a type alias stands for (`type FileInfo = fs.FileInfo` in Go), when
+    /// the repository defines it; any other symbol, or an alias of an outside type, is
+    /// itself.
+    pub(super) fn through_alias(&self, found: SymbolRef) -> SymbolRef {
+        let mut current = found;
+        for _ in 0..3 {
+            if self.symbol(current).kind != "alias" {
+                break;
+            }
+            match self.alias_target(current) {
+                Some(target) => current = target,
+                None => break,
+            }
+        }
+        current
+    }
+
+    /// The symbol a type alias names as its target, without following further aliases.
+    pub(super) fn alias_target(&self, found: SymbolRef) -> Option<SymbolRef> {
+        let symbol = self.symbol(found);
+        let text = symbol.bases.first()?;
+        let text = clean_type(text);
+        let sep = self.sep(found.file);
+        let module = &self.files[found.file].module;
+        let mut candidates = Vec::new();
+        if let Some(expanded) = self.expand_alias(found.file, &text) {
+            candidates.push(expanded);
+        }
+        if !module.is_empty() {
+            candidates.push(format!("{module}{sep}{text}"));
+        }
+        candidates
+            .iter()
+            .find_map(|c| self.qualified(c, |s| is_type(&s.kind)))
+            .filter(|t| *t != found)
     }
 
     pub(super) fn binding(&self, file: usize, scope: i32, variable: &str) -> Option<&'a str> {

@@ -169,8 +169,10 @@ impl Score {
 
 const SAMPLES: usize = 40;
 
+/// Symbols, and alias nodes (a Go `type A = B` is a definition of `A` in SCIP; a re-export
+/// alias sits on its import line, where the oracle defines nothing).
 fn is_symbol(kind: NodeKind) -> bool {
-    kind.is_symbol()
+    kind.is_symbol() || kind == NodeKind::Alias
 }
 
 /// The graph's symbols of one file, for span lookups.
