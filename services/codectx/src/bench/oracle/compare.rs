@@ -181,11 +181,14 @@ struct FileSymbols<'a> {
 }
 
 impl<'a> FileSymbols<'a> {
-    /// The innermost symbol whose span holds `line`, optionally with this name.
+    /// The innermost symbol whose span holds `line`, optionally with this name. Alias
+    /// nodes answer only by name (a definition): a re-export's import line encloses no
+    /// references.
     fn innermost(&self, line: u32, name: Option<&str>) -> Option<&'a Node> {
         self.symbols
             .iter()
             .filter(|n| n.start_line <= line && line <= n.end_line)
+            .filter(|n| name.is_some() || n.kind != NodeKind::Alias)
             .filter(|n| name.is_none_or(|name| n.name == name))
             .min_by_key(|n| n.end_line - n.start_line)
             .copied()
