@@ -38,6 +38,12 @@ async fn commonjs_assignment_defined_functions() {
         ("lib/router.proto", "function", 6, 10),
         ("lib/router.proto.handle", "method", 15, 20),
         ("lib/util.deprecate", "function", 3, 5),
+        // Methods generated in a loop (`Route.prototype[method] = function`): one method
+        // named by the computed key; a string key is a plain name.
+        ("lib/verbs.Route", "function", 5, 7),
+        ("lib/verbs.Route.[method]", "method", 11, 13),
+        ("lib/verbs.Route.dispatch", "method", 16, 18),
+        ("lib/verbs.methods", "variable", 3, 3),
         ("lib/util.flatten", "function", 9, 11),
         // An object literal bound to a name: a variable and its methods.
         ("lib/util.paths", "variable", 14, 23),
@@ -63,6 +69,18 @@ async fn commonjs_assignment_defined_functions() {
         vec!["lib/request.req.hostname"]
     );
     assert_eq!(g.lookup("req.secure").await, vec!["lib/request.req.secure"]);
+    assert_eq!(
+        g.symbol("lib/verbs.Route.[method]").await.summary,
+        "Adds a handler for one HTTP verb."
+    );
+    assert_eq!(
+        g.callees("lib/verbs.Route.[method]")
+            .await
+            .into_iter()
+            .map(|c| c.0)
+            .collect::<Vec<_>>(),
+        vec!["lib/verbs.Route.dispatch"]
+    );
     assert_eq!(
         g.symbol("lib/response.res.send").await.summary,
         "Sends a response body."
