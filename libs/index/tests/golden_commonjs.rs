@@ -38,17 +38,17 @@ async fn commonjs_assignment_defined_functions() {
         ("lib/router.proto", "function", 6, 10),
         ("lib/router.proto.handle", "method", 15, 20),
         ("lib/util.deprecate", "function", 3, 5),
+        ("lib/util.flatten", "function", 9, 11),
+        // An object literal bound to a name: a variable and its methods.
+        ("lib/util.paths", "variable", 14, 23),
+        ("lib/util.paths.join", "method", 16, 18),
+        ("lib/util.paths.split", "method", 19, 21),
         // Methods generated in a loop (`Route.prototype[method] = function`): one method
         // named by the computed key; a string key is a plain name.
         ("lib/verbs.Route", "function", 5, 7),
         ("lib/verbs.Route.[method]", "method", 11, 13),
         ("lib/verbs.Route.dispatch", "method", 16, 18),
         ("lib/verbs.methods", "variable", 3, 3),
-        ("lib/util.flatten", "function", 9, 11),
-        // An object literal bound to a name: a variable and its methods.
-        ("lib/util.paths", "variable", 14, 23),
-        ("lib/util.paths.join", "method", 16, 18),
-        ("lib/util.paths.split", "method", 19, 21),
     ];
     let expected: Vec<(String, String, u32, u32)> = expected
         .into_iter()

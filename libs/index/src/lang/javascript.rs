@@ -277,10 +277,28 @@ fn assignment(
         object_values(value, scope, context, describe, b);
         return true;
     }
-    if left.kind() != "member_expression" || !is_function_value(value) {
+    if !matches!(left.kind(), "member_expression" | "subscript_expression")
+        || !is_function_value(value)
+    {
         return false;
     }
-    let property = b.field_text(left, "property").to_owned();
+    // `obj['name'] = function` names `name`; `Route.prototype[method] = function` in a loop
+    // over verbs generates methods, one symbol named by the key as written (`[method]`).
+    let (property, computed) = if left.kind() == "subscript_expression" {
+        let Some(key) = left.child_by_field_name("index") else {
+            return false;
+        };
+        match key.kind() {
+            "string" => match string_value(b.text(key)) {
+                Some(name) => (name, false),
+                None => return false,
+            },
+            "identifier" => (format!("[{}]", b.text(key)), true),
+            _ => return false,
+        }
+    } else {
+        (b.field_text(left, "property").to_owned(), false)
+    };
     let Some(object) = left.child_by_field_name("object") else {
         return false;
     };
@@ -292,7 +310,7 @@ fn assignment(
                 .chars()
                 .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
     };
-    if property.is_empty() || !plain(&property) {
+    if property.is_empty() || !(computed || plain(&property)) {
         return false;
     }
     // `module.exports = function query() {}`: the module's function, named by the
