@@ -203,35 +203,45 @@ impl LexicalRanker {
         }
         let graph = self.graph.clone();
         let loader_context = context.clone();
-        let index = self
-            .cache
-            .try_get_with((scope_key, version.clone()), async move {
-                let mut stream = graph
-                    .stream_lexical_corpus(
-                        &loader_context,
-                        StreamLexicalCorpusRequest {
-                            scope: scope as i32,
-                        },
-                    )
-                    .await?;
-                let mut documents = Vec::new();
-                while let Some(chunk) = stream.message().await.map_err(Error::from)? {
-                    documents.extend(chunk.entries.into_iter().map(|e| Document {
-                        id: e.entity_id,
-                        name: e.name,
-                        qualified_name: e.qualified_name,
-                        kind: e.kind,
-                        signature: e.signature,
-                        aliases: e.aliases,
-                        error_messages: e.error_messages,
-                    }));
-                }
-                let index = tokio::task::spawn_blocking(move || LexicalIndex::build(documents))
-                    .await
-                    .map_err(|e| Error::internal(format!("index builder: {e}")))?;
-                Ok::<_, Error>(Arc::new(index))
-            })
+        let cache = self.cache.clone();
+        let key = (scope_key, version.clone());
+        // The load runs in a task of its own: a caller that gives up (its deadline passed
+        // while a large corpus streams in) does not cancel it, so the index is ready for
+        // the next call instead of every call starting over. Concurrent callers share one
+        // load (moka coalesces them).
+        let load = tokio::spawn(async move {
+            cache
+                .try_get_with(key, async move {
+                    let mut stream = graph
+                        .stream_lexical_corpus(
+                            &loader_context,
+                            StreamLexicalCorpusRequest {
+                                scope: scope as i32,
+                            },
+                        )
+                        .await?;
+                    let mut documents = Vec::new();
+                    while let Some(chunk) = stream.message().await.map_err(Error::from)? {
+                        documents.extend(chunk.entries.into_iter().map(|e| Document {
+                            id: e.entity_id,
+                            name: e.name,
+                            qualified_name: e.qualified_name,
+                            kind: e.kind,
+                            signature: e.signature,
+                            aliases: e.aliases,
+                            error_messages: e.error_messages,
+                        }));
+                    }
+                    let index = tokio::task::spawn_blocking(move || LexicalIndex::build(documents))
+                        .await
+                        .map_err(|e| Error::internal(format!("index builder: {e}")))?;
+                    Ok::<_, Error>(Arc::new(index))
+                })
+                .await
+        });
+        let index = load
             .await
+            .map_err(|e| Error::internal(format!("corpus loader: {e}")))?
             .map_err(|e: Arc<Error>| (*e).clone())?;
         Ok((index, version))
     }
