@@ -109,3 +109,52 @@ async fn names_work_wherever_ids_do() {
         "{stderr}"
     );
 }
+
+/// `codectx keys public` prints the ring's public keys in the format services read as
+/// `tenant.verification_keys_file`, oldest first, and never creates a ring.
+#[test]
+fn keys_public_prints_the_verification_keys_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let ring = dir.path().join("signing-keys");
+    let run = |args: &[&str]| {
+        std::process::Command::new(codectx_binary())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let ring_arg = ring.to_str().unwrap();
+    // No ring yet: a clear error, and still no ring.
+    let missing = run(&["keys", "public", "--key-file", ring_arg]);
+    assert!(!missing.status.success());
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        stderr.contains("keys rotate") && stderr.contains(ring_arg),
+        "{stderr}"
+    );
+    assert!(!ring.exists());
+
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let out = run(&["keys", "rotate", "--key-file", ring_arg]);
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        ids.push(text.split_whitespace().nth(3).unwrap().to_owned());
+    }
+    let public = run(&["keys", "public", "--key-file", ring_arg]);
+    assert!(public.status.success());
+    let file = dir.path().join("verification-keys");
+    std::fs::write(&file, &public.stdout).unwrap();
+    let keys = codectx_runtime::read_public_keys(&file).unwrap();
+    // The first rotate created the ring (one key) and added one: three keys, the two
+    // added ones last, in order.
+    let listed: Vec<String> = keys.iter().map(|k| k.key_id.clone()).collect();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    assert_eq!(listed[1..], ids[..]);
+    // Nothing secret: the private half is not in the output.
+    let ring_text = std::fs::read_to_string(&ring).unwrap();
+    let stdout = String::from_utf8_lossy(&public.stdout);
+    for line in ring_text.lines().filter(|l| !l.starts_with('#')) {
+        let seed = line.split_whitespace().nth(1).unwrap();
+        assert!(!stdout.contains(seed), "a private seed was printed");
+    }
+}

@@ -10,7 +10,7 @@ pub mod tls;
 mod trace;
 
 pub use deadline::DeadlineLayer;
-pub use keys::{TenantConfig, load_verifier};
+pub use keys::{TenantConfig, load_verifier, read_public_keys};
 pub use server::{
     BuiltService, Readiness, RunningService, ServerConfig, bind, describe, serve, shutdown_signal,
     spawn,

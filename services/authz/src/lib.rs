@@ -11,6 +11,8 @@ pub mod store;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use codectx_errors::Error;
 use codectx_proto::authz::v1::authz_service_server::{AuthzServiceServer, SERVICE_NAME};
 use codectx_runtime::{BuiltService, Readiness, ServerConfig};
@@ -184,6 +186,32 @@ pub fn rotate_signing_key(path: &Path) -> Result<String, Error> {
     ring.push(key);
     SigningKey::write_ring(path, &ring).map_err(|e| Error::internal(e.to_string()))?;
     Ok(key_id)
+}
+
+/// The public half of every key in the ring file, as `<key id> <base64 public key>` lines
+/// (the `tenant.verification_keys_file` format), oldest first. The ring must exist: this
+/// never creates keys.
+pub fn public_keys_text(path: &Path) -> Result<String, Error> {
+    if !path.exists() {
+        return Err(Error::invalid_argument(
+            "key_file",
+            format!(
+                "no key ring at {}: pass --key-file (or --data) where authz keeps it, or create one with `codectx keys rotate`",
+                path.display()
+            ),
+        ));
+    }
+    let ring = SigningKey::read_ring(path).map_err(|e| Error::internal(e.to_string()))?;
+    let mut text = String::new();
+    for key in &ring {
+        let public = key.verification_key();
+        text.push_str(&format!(
+            "{} {}\n",
+            public.key_id,
+            STANDARD.encode(public.public_key)
+        ));
+    }
+    Ok(text)
 }
 
 /// The development identity `codectx up` creates on first start.

@@ -92,6 +92,17 @@ enum KeysCommand {
         #[arg(long, default_value = ".codectx")]
         data: PathBuf,
     },
+    /// Prints the public keys of the ring as `<key id> <base64 public key>` lines, the
+    /// format of `tenant.verification_keys_file`: services given this file verify
+    /// contexts without fetching keys from authz (a Kubernetes Secret or ConfigMap holds
+    /// it). Public keys only; the ring is not changed.
+    Public {
+        /// The key ring file (default: DATA/authz/signing-keys).
+        #[arg(long)]
+        key_file: Option<PathBuf>,
+        #[arg(long, default_value = ".codectx")]
+        data: PathBuf,
+    },
 }
 
 #[tokio::main]
@@ -129,6 +140,11 @@ async fn main() -> anyhow::Result<()> {
                 "added signing key {key_id} to {}; restart authz to sign with it",
                 path.display()
             );
+            Ok(())
+        }
+        Command::Keys(KeysCommand::Public { key_file, data }) => {
+            let path = key_file.unwrap_or_else(|| data.join("authz").join("signing-keys"));
+            print!("{}", codectx_authz::public_keys_text(&path)?);
             Ok(())
         }
     }
