@@ -64,6 +64,10 @@ bench-smoke: ## CI smoke: six Python stdlib questions in call mode; fails below 
 	  --workload bench/workloads/python-stdlib.json --repo cpython-lib=$(PYTHON_STDLIB) \
 	  --questions PY-01,PY-02,PY-09,PY-11,PY-16,PY-18 --arms hybrid --mode call --require-coverage 100
 
+.PHONY: chart-test
+chart-test: ## Lint and render charts/codectx for every value set in charts/codectx/ci; validate strictly against Kubernetes 1.30 and 1.34 schemas (offline)
+	deploy/k8s/chart-test.sh
+
 .PHONY: bench-index
 bench-index: ## Index the Python standard library: files/s and peak memory, cold and incremental
 	bench/index.sh
