@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# make chart-test: lints charts/codectx, renders it for the default values and every value
-# set in charts/codectx/ci/, and validates each rendering strictly with kubeconform
-# against offline Kubernetes 1.30 and 1.34 schemas. Tools come from the Go module proxy
+# make chart-test: lints charts/codectx, renders it for every value set in
+# charts/codectx/ci/ and validates each rendering strictly with kubeconform against
+# offline Kubernetes 1.30 and 1.34 schemas, checks that bad values fail and keys never
+# render in plain text, and runs the helm-unittest suites in charts/codectx/tests. Tools come from the Go module proxy
 # and PyPI and are cached in ~/.cache/codectx/k8s (the first run builds helm: ~3 min).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -11,6 +12,7 @@ mkdir -p "$bin"
 export PATH="$bin:$PATH"
 HELM_VERSION=v3.22.0
 KUBECONFORM_VERSION=v0.7.0
+HELM_UNITTEST_VERSION=v1.1.2
 SCHEMAS_VERSION=1.37.0
 KUBERNETES_VERSIONS=(1.30.0 1.34.0)
 
@@ -19,6 +21,17 @@ if [ ! -x "$bin/helm" ] || [ ! -f "$bin/.helm-$HELM_VERSION" ]; then
   echo "building helm $HELM_VERSION (once; cached in $bin)"
   GOFLAGS=-mod=mod GOBIN="$bin" nice go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
   touch "$bin/.helm-$HELM_VERSION"
+fi
+# helm-unittest: the proxy serves v1.1.2, which `go install` refuses (a replace
+# directive); it is built from a copy of the module.
+if [ ! -x "$bin/helm-unittest" ] || [ ! -f "$bin/.helm-unittest-$HELM_UNITTEST_VERSION" ]; then
+  work="$(mktemp -d)"
+  (cd "$work" && printf 'module tmp\ngo 1.22\n' > go.mod \
+    && dir="$(GOFLAGS=-mod=mod go mod download -json "github.com/helm-unittest/helm-unittest@$HELM_UNITTEST_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')" \
+    && cp -r "$dir" src && chmod -R u+w src \
+    && cd src && GOFLAGS=-mod=mod nice go build -o "$bin/helm-unittest" ./cmd/helm-unittest)
+  rm -rf "$work"
+  touch "$bin/.helm-unittest-$HELM_UNITTEST_VERSION"
 fi
 if [ ! -x "$bin/kubeconform" ] || [ ! -f "$bin/.kubeconform-$KUBECONFORM_VERSION" ]; then
   GOBIN="$bin" go install "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"
@@ -88,4 +101,14 @@ expect_failure "keys.signingKeys"
 expect_failure "graph.neo4j.uri" -f "$chart/ci/minimal-values.yaml" --set graph.backend=neo4j
 expect_failure "backend" -f "$chart/ci/minimal-values.yaml" --set graph.backend=postgres
 expect_failure "port" -f "$chart/ci/minimal-values.yaml" --set components.authz.port=0
+# Keys given inline appear only in the Secret (base64), never in plain text.
+rendered="$(helm template codectx "$chart" --kube-version "${KUBERNETES_VERSIONS[-1]}" \
+  --set-string keys.signingKeys=chart-test-private-seed --set-string keys.verificationKeys=chart-test-public)"
+if grep -q "chart-test-private-seed\|chart-test-public" <<<"$rendered"; then
+  echo "a key was rendered in plain text" >&2; exit 1
+fi
+grep -q "$(printf chart-test-private-seed | base64)" <<<"$rendered" || { echo "the key is missing from the Secret" >&2; exit 1; }
+
+# helm-unittest: every template's behaviour (charts/codectx/tests).
+helm-unittest "$chart"
 echo "chart-test: ok"
