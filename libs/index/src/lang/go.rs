@@ -131,20 +131,22 @@ pub fn extract(root: SyntaxNode<'_>, b: &mut Builder<'_>, layout: &Layout) {
     }
 }
 
-fn imports(node: SyntaxNode<'_>, b: &mut Builder<'_>) {
-    let mut specs = Vec::new();
-    for child in children(node) {
-        match child.kind() {
-            "import_spec" => specs.push(child),
-            "import_spec_list" => specs.extend(
-                children(child)
-                    .into_iter()
-                    .filter(|c| c.kind() == "import_spec"),
-            ),
-            _ => {}
+/// The specs of a declaration, grouped or not: `import "x"` and `import ( "x"; "y" )`,
+/// `var a = 1` and `var ( a = 1; b = 2 )`.
+fn specs<'t>(declaration: SyntaxNode<'t>, spec: &str, list: &str) -> Vec<SyntaxNode<'t>> {
+    let mut out = Vec::new();
+    for child in children(declaration) {
+        if child.kind() == spec {
+            out.push(child);
+        } else if child.kind() == list {
+            out.extend(children(child).into_iter().filter(|c| c.kind() == spec));
         }
     }
-    for spec in specs {
+    out
+}
+
+fn imports(node: SyntaxNode<'_>, b: &mut Builder<'_>) {
+    for spec in specs(node, "import_spec", "import_spec_list") {
         let Some(target) = string_value(b.field_text(spec, "path")) else {
             continue;
         };
@@ -442,23 +444,9 @@ fn walk(node: SyntaxNode<'_>, scope: &Scope<'_>, b: &mut Builder<'_>) {
     }
 }
 
-/// Error messages made by `errors.New` / `fmt.Errorf` anywhere under a package-level
-/// declaration.
 /// `var X = ...` / `var ( ... )` at package level: one variable symbol per name.
 fn package_variables(declaration: SyntaxNode<'_>, module: &str, b: &mut Builder<'_>) {
-    let mut specs = Vec::new();
-    for child in children(declaration) {
-        match child.kind() {
-            "var_spec" => specs.push(child),
-            "var_spec_list" => specs.extend(
-                children(child)
-                    .into_iter()
-                    .filter(|c| c.kind() == "var_spec"),
-            ),
-            _ => {}
-        }
-    }
-    for spec in specs {
+    for spec in specs(declaration, "var_spec", "var_spec_list") {
         let mut cursor = spec.walk();
         let names: Vec<_> = spec.children_by_field_name("name", &mut cursor).collect();
         for name in names.into_iter().filter(|n| n.kind() == "identifier") {

@@ -327,26 +327,15 @@ fn assignment(
     } else {
         property
     };
-    let owner = match object.as_str() {
-        _ if module_export => String::new(),
-        "exports" | "module.exports" => String::new(),
-        text => match text.strip_suffix(".prototype") {
-            Some(class) if plain(class) => class.to_owned(),
-            Some(_) => return false,
-            None if plain(text) => text.to_owned(),
-            None => return false,
-        },
-    };
-    let (kind, owner_qualified) = if owner.is_empty() {
-        ("function", String::new())
+    let owner = if module_export {
+        String::new()
     } else {
-        let prefix = if scope >= 0 {
-            b.facts.symbols[scope as usize].qualified_name.clone()
-        } else {
-            context.module.clone()
-        };
-        ("method", join(&prefix, &owner))
+        match member_owner(&object) {
+            Some(owner) => owner,
+            None => return false,
+        }
     };
+    let (kind, owner_qualified) = defined_on(&owner, scope, context, b);
     let index = function_like(
         value,
         &property,
@@ -392,30 +381,14 @@ fn define_property(
     if descriptor.kind() != "object" || !is_plain_name(&name) {
         return false;
     }
-    let object = b.text(*object).to_owned();
-    let owner = match object.as_str() {
-        "exports" | "module.exports" => String::new(),
-        text => match text.strip_suffix(".prototype") {
-            Some(class) if is_plain_name(class) => class.to_owned(),
-            Some(_) => return false,
-            None if is_plain_name(text) && text != "this" => text.to_owned(),
-            None => return false,
-        },
+    let Some(owner) = member_owner(b.text(*object)) else {
+        return false;
     };
     // Accessors in the order they make the body: get, set, value.
     let mut accessors: Vec<(usize, SyntaxNode<'_>)> = Vec::new();
     for member in children(*descriptor) {
-        let (key, value) = match member.kind() {
-            "method_definition" => (b.field_text(member, "name").to_owned(), Some(member)),
-            "pair" => (
-                b.field_text(member, "key")
-                    .trim_matches(|c| c == '\'' || c == '"')
-                    .to_owned(),
-                member
-                    .child_by_field_name("value")
-                    .filter(|v| is_function_value(*v)),
-            ),
-            _ => continue,
+        let Some((key, value)) = member_function(member, b) else {
+            continue;
         };
         let rank = match key.as_str() {
             "get" => 0,
@@ -423,24 +396,13 @@ fn define_property(
             "value" => 2,
             _ => continue,
         };
-        if let Some(value) = value {
-            accessors.push((rank, value));
-        }
+        accessors.push((rank, value));
     }
     accessors.sort_by_key(|(rank, _)| *rank);
     let Some(&(_, body)) = accessors.first() else {
         return false;
     };
-    let (kind, owner_qualified) = if owner.is_empty() {
-        ("function", String::new())
-    } else {
-        let prefix = if scope >= 0 {
-            b.facts.symbols[scope as usize].qualified_name.clone()
-        } else {
-            context.module.clone()
-        };
-        ("method", join(&prefix, &owner))
-    };
+    let (kind, owner_qualified) = defined_on(&owner, scope, context, b);
     let index = function_like(
         body,
         &name,
@@ -458,6 +420,62 @@ fn define_property(
     let summary = super::truncate_chars(&doc(statement, b), 200);
     b.facts.symbols[index as usize].summary = crate::redact::summary(&summary);
     true
+}
+
+/// Who a function assigned to `object.x` belongs to: `exports` / `module.exports` (the
+/// module: empty), `X.prototype` (`X`), a plain local name; None for anything else
+/// (`this`, computed or nested objects).
+fn member_owner(object: &str) -> Option<String> {
+    match object {
+        "exports" | "module.exports" => Some(String::new()),
+        text => match text.strip_suffix(".prototype") {
+            Some(class) if is_plain_name(class) && class != "this" => Some(class.to_owned()),
+            Some(_) => None,
+            None if is_plain_name(text) && text != "this" => Some(text.to_owned()),
+            None => None,
+        },
+    }
+}
+
+/// The symbol kind and owner path of a function defined on `owner` ([`member_owner`]):
+/// a function of the module, or a method of the owner seen from `scope`.
+fn defined_on(
+    owner: &str,
+    scope: i32,
+    context: &Context,
+    b: &Builder<'_>,
+) -> (&'static str, String) {
+    if owner.is_empty() {
+        return ("function", String::new());
+    }
+    let prefix = if scope >= 0 {
+        b.facts.symbols[scope as usize].qualified_name.clone()
+    } else {
+        context.module.clone()
+    };
+    ("method", join(&prefix, owner))
+}
+
+/// A function-valued member of an object literal: `name() {}` or `name: function () {}`
+/// (also `'name': () => {}`), with its name.
+fn member_function<'t>(
+    member: SyntaxNode<'t>,
+    b: &Builder<'_>,
+) -> Option<(String, SyntaxNode<'t>)> {
+    match member.kind() {
+        "method_definition" => Some((b.field_text(member, "name").to_owned(), member)),
+        "pair" => {
+            let value = member
+                .child_by_field_name("value")
+                .filter(|v| is_function_value(*v))?;
+            let key = b
+                .field_text(member, "key")
+                .trim_matches(|c| c == '\'' || c == '"')
+                .to_owned();
+            Some((key, value))
+        }
+        _ => None,
+    }
 }
 
 fn is_plain_name(text: &str) -> bool {
@@ -532,19 +550,7 @@ fn object_methods(
         "method"
     };
     for member in children(object) {
-        let (name, value) = match member.kind() {
-            "method_definition" => (b.field_text(member, "name").to_owned(), Some(member)),
-            "pair" => (
-                b.field_text(member, "key")
-                    .trim_matches(|c| c == '\'' || c == '"')
-                    .to_owned(),
-                member
-                    .child_by_field_name("value")
-                    .filter(|v| is_function_value(*v)),
-            ),
-            _ => continue,
-        };
-        let Some(value) = value else {
+        let Some((name, value)) = member_function(member, b) else {
             continue;
         };
         if name.is_empty()
