@@ -105,13 +105,7 @@ pub fn extract(root: SyntaxNode<'_>, b: &mut Builder<'_>, layout: &Layout) {
                     .into_iter()
                     .filter(|c| c.kind() == "const_spec")
                 {
-                    let mut cursor = spec.walk();
-                    let names: Vec<_> = spec.children_by_field_name("name", &mut cursor).collect();
-                    for name in names.into_iter().filter(|n| n.kind() == "identifier") {
-                        let name = b.text(name).to_owned();
-                        if name == "_" {
-                            continue;
-                        }
+                    for name in spec_names(spec, b) {
                         b.add_symbol(NewSymbol {
                             kind: "constant",
                             qualified_name: format!("{module}.{name}"),
@@ -143,6 +137,16 @@ fn specs<'t>(declaration: SyntaxNode<'t>, spec: &str, list: &str) -> Vec<SyntaxN
         }
     }
     out
+}
+
+/// The names a `const` or `var` spec declares (`_` declares none).
+fn spec_names(spec: SyntaxNode<'_>, b: &Builder<'_>) -> Vec<String> {
+    let mut cursor = spec.walk();
+    spec.children_by_field_name("name", &mut cursor)
+        .filter(|n| n.kind() == "identifier")
+        .map(|n| b.text(n).to_owned())
+        .filter(|name| name != "_")
+        .collect()
 }
 
 fn imports(node: SyntaxNode<'_>, b: &mut Builder<'_>) {
@@ -447,13 +451,7 @@ fn walk(node: SyntaxNode<'_>, scope: &Scope<'_>, b: &mut Builder<'_>) {
 /// `var X = ...` / `var ( ... )` at package level: one variable symbol per name.
 fn package_variables(declaration: SyntaxNode<'_>, module: &str, b: &mut Builder<'_>) {
     for spec in specs(declaration, "var_spec", "var_spec_list") {
-        let mut cursor = spec.walk();
-        let names: Vec<_> = spec.children_by_field_name("name", &mut cursor).collect();
-        for name in names.into_iter().filter(|n| n.kind() == "identifier") {
-            let name = b.text(name).to_owned();
-            if name == "_" {
-                continue;
-            }
+        for name in spec_names(spec, b) {
             b.add_symbol(NewSymbol {
                 kind: "variable",
                 qualified_name: format!("{module}.{name}"),

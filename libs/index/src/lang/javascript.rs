@@ -489,13 +489,9 @@ fn is_plain_name(text: &str) -> bool {
 /// `export * from './m'`: every name of `m` (an import aliased [`STAR_IMPORT`], resolved by
 /// name through the module).
 fn reexport(node: SyntaxNode<'_>, context: &Context, b: &mut Builder<'_>) {
-    let Some(source) = node
-        .child_by_field_name("source")
-        .and_then(|s| string_value(b.text(s)))
-    else {
+    let Some(module) = source_module(node, b) else {
         return;
     };
-    let module = resolve_module(&source, &b.facts.path.clone());
     let at = line(node);
     let parts = children(node);
     let mut cursor = node.walk();
@@ -600,14 +596,17 @@ fn object_values(
     }
 }
 
+/// The module an `import ... from` / `export ... from` statement names, resolved against
+/// the file's directory.
+fn source_module(node: SyntaxNode<'_>, b: &Builder<'_>) -> Option<String> {
+    let source = string_value(b.text(node.child_by_field_name("source")?))?;
+    Some(resolve_module(&source, &b.facts.path))
+}
+
 fn import(node: SyntaxNode<'_>, context: &Context, b: &mut Builder<'_>) {
-    let Some(source) = node
-        .child_by_field_name("source")
-        .and_then(|s| string_value(b.text(s)))
-    else {
+    let Some(module) = source_module(node, b) else {
         return;
     };
-    let module = resolve_module(&source, &b.facts.path.clone());
     let at = line(node);
     let _ = context;
     for clause in children(node)
