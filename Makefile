@@ -68,6 +68,12 @@ bench-smoke: ## CI smoke: six Python stdlib questions in call mode; fails below 
 chart-test: ## Lint and render charts/codectx for every value set in charts/codectx/ci; validate strictly against Kubernetes 1.30 and 1.34 schemas (offline)
 	deploy/k8s/chart-test.sh
 
+.PHONY: test-k8s
+test-k8s: ## The chart and EndpointSlice discovery against a real kube-apiserver + etcd (built once, cached in ~/.cache/codectx/k8s)
+	$(CARGO) build -p codectx-authz --bin authz
+	$(CARGO) test -p codectx-tests --test kubernetes --no-run
+	deploy/k8s/cluster-test.sh
+
 .PHONY: bench-index
 bench-index: ## Index the Python standard library: files/s and peak memory, cold and incremental
 	bench/index.sh

@@ -2,41 +2,18 @@
 # make chart-test: lints charts/codectx, renders it for every value set in
 # charts/codectx/ci/ and validates each rendering strictly with kubeconform against
 # offline Kubernetes 1.30 and 1.34 schemas, checks that bad values fail and keys never
-# render in plain text, and runs the helm-unittest suites in charts/codectx/tests. Tools come from the Go module proxy
-# and PyPI and are cached in ~/.cache/codectx/k8s (the first run builds helm: ~3 min).
+# render in plain text, and runs the helm-unittest suites in charts/codectx/tests. Tools
+# come from the Go module proxy (deploy/k8s/tools.sh) and schemas from PyPI, cached in
+# ~/.cache/codectx/k8s (the first run builds helm: ~3 min).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cache="${CODECTX_K8S_CACHE:-$HOME/.cache/codectx/k8s}"
-bin="$cache/bin"
-mkdir -p "$bin"
+# helm, helm-unittest and kubeconform, built once from the Go module proxy.
+bin="$(deploy/k8s/tools.sh chart)"
 export PATH="$bin:$PATH"
-HELM_VERSION=v3.22.0
-KUBECONFORM_VERSION=v0.7.0
-HELM_UNITTEST_VERSION=v1.1.2
 SCHEMAS_VERSION=1.37.0
 KUBERNETES_VERSIONS=(1.30.0 1.34.0)
 
-# `go install` builds carry no version stamp: a marker file records what was built.
-if [ ! -x "$bin/helm" ] || [ ! -f "$bin/.helm-$HELM_VERSION" ]; then
-  echo "building helm $HELM_VERSION (once; cached in $bin)"
-  GOFLAGS=-mod=mod GOBIN="$bin" nice go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
-  touch "$bin/.helm-$HELM_VERSION"
-fi
-# helm-unittest: the proxy serves v1.1.2, which `go install` refuses (a replace
-# directive); it is built from a copy of the module.
-if [ ! -x "$bin/helm-unittest" ] || [ ! -f "$bin/.helm-unittest-$HELM_UNITTEST_VERSION" ]; then
-  work="$(mktemp -d)"
-  (cd "$work" && printf 'module tmp\ngo 1.22\n' > go.mod \
-    && dir="$(GOFLAGS=-mod=mod go mod download -json "github.com/helm-unittest/helm-unittest@$HELM_UNITTEST_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')" \
-    && cp -r "$dir" src && chmod -R u+w src \
-    && cd src && GOFLAGS=-mod=mod nice go build -o "$bin/helm-unittest" ./cmd/helm-unittest)
-  rm -rf "$work"
-  touch "$bin/.helm-unittest-$HELM_UNITTEST_VERSION"
-fi
-if [ ! -x "$bin/kubeconform" ] || [ ! -f "$bin/.kubeconform-$KUBECONFORM_VERSION" ]; then
-  GOBIN="$bin" go install "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"
-  touch "$bin/.kubeconform-$KUBECONFORM_VERSION"
-fi
 schemas="$cache/schemas-$SCHEMAS_VERSION-strict"
 if [ ! -f "$schemas/.complete" ]; then
   # The kubernetes-validate wheel bundles the schemas; their $refs point at

@@ -306,8 +306,13 @@ pub async fn start_indexed(fixture: &str, name: &str) -> IndexedStack {
 
 /// The `codectx` binary cargo built next to the running test (`make test` builds it).
 pub fn codectx_binary() -> std::path::PathBuf {
+    workspace_binary("codectx")
+}
+
+/// A binary of the workspace cargo built next to the running test.
+pub fn workspace_binary(name: &str) -> std::path::PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let binary = exe.parent().unwrap().parent().unwrap().join("codectx");
+    let binary = exe.parent().unwrap().parent().unwrap().join(name);
     assert!(
         binary.exists(),
         "{} is missing: build the workspace (`make test` does)",

@@ -2,8 +2,13 @@
 //! `&TenantContext` as its first argument and forwards the signed bytes unchanged, so a
 //! service cannot forget to propagate it: the raw generated clients are not exposed.
 //!
-//! Endpoints are static or DNS names (`http://graph-hydrator:50055`); several endpoints
-//! are balanced per request. Kubernetes EndpointSlice discovery comes later.
+//! A peer's endpoints are a static list (addresses or DNS names) or the ready endpoints
+//! of a Kubernetes Service's EndpointSlices ([`discovery`]); several endpoints are
+//! balanced per request ([`balance`]). Idempotent reads are retried on another endpoint
+//! when one answers UNAVAILABLE (a connection that failed, a pod that went away).
+
+pub mod balance;
+pub mod discovery;
 
 use std::time::Duration;
 
@@ -11,14 +16,22 @@ use codectx_errors::Error;
 use codectx_proto::{assembler, authz, common, embedding, gateway, graph, lexical, vector};
 use codectx_tenant::TenantContext;
 use serde::{Deserialize, Serialize};
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
+
+pub use balance::PeerChannel;
+pub use discovery::{Discovery, KubernetesService};
 
 /// Where a peer service is.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(default, deny_unknown_fields)]
 pub struct PeerConfig {
+    /// `static` (the `endpoints` list) or `kubernetes` (the `kubernetes` Service's
+    /// EndpointSlices).
+    pub discovery: Discovery,
     /// One or more `http://host:port` endpoints; several are balanced per request.
     pub endpoints: Vec<String>,
+    /// With `discovery = "kubernetes"`: the Service to watch.
+    pub kubernetes: KubernetesService,
     /// Connect timeout in milliseconds (0: 2,000).
     pub connect_timeout_ms: u64,
     /// TLS to this peer (endpoints are then `https://`).
@@ -77,38 +90,153 @@ impl PeerConfig {
     pub fn single(endpoint: impl Into<String>) -> Self {
         Self {
             endpoints: vec![endpoint.into()],
-            connect_timeout_ms: 0,
-            tls: PeerTls::default(),
+            ..Self::default()
         }
     }
 }
 
 /// A lazily connecting channel for `peer`: creating it never blocks on the network.
-pub fn channel(service: &str, peer: &PeerConfig) -> Result<Channel, Error> {
-    if peer.endpoints.is_empty() {
-        return Err(Error::invalid_argument(
-            "peers",
-            format!("no endpoint configured for {service}; set peers.<service>.endpoints"),
-        ));
-    }
+/// Several endpoints, or Kubernetes discovery, need a Tokio runtime (the balancer and
+/// the watch run as tasks).
+pub fn channel(service: &str, peer: &PeerConfig) -> Result<PeerChannel, Error> {
     let timeout = Duration::from_millis(if peer.connect_timeout_ms == 0 {
         2_000
     } else {
         peer.connect_timeout_ms
     });
-    let mut endpoints = Vec::with_capacity(peer.endpoints.len());
-    for uri in &peer.endpoints {
-        let endpoint = endpoint(service, uri, &peer.tls)?
-            .connect_timeout(timeout)
-            .tcp_nodelay(true)
-            .http2_keep_alive_interval(Duration::from_secs(30))
-            .keep_alive_while_idle(true);
-        endpoints.push(endpoint);
+    match peer.discovery {
+        Discovery::Static => {
+            if peer.endpoints.is_empty() {
+                return Err(Error::invalid_argument(
+                    "peers",
+                    format!(
+                        "no endpoint configured for {service}; set peers.<service>.endpoints \
+                         (or discovery = \"kubernetes\" with kubernetes.service)"
+                    ),
+                ));
+            }
+            let mut endpoints = std::collections::BTreeMap::new();
+            for uri in &peer.endpoints {
+                endpoints.insert(
+                    uri.clone(),
+                    configured_endpoint(service, uri, &peer.tls, timeout)?,
+                );
+            }
+            if endpoints.len() == 1 {
+                let (uri, endpoint) = endpoints.into_iter().next().expect("one endpoint");
+                return Ok(PeerChannel::direct(&uri, endpoint));
+            }
+            let (channel, updates) = PeerChannel::balanced(service);
+            updates.replace(endpoints);
+            Ok(channel)
+        }
+        Discovery::Kubernetes => {
+            if peer.kubernetes.service.is_empty() {
+                return Err(Error::invalid_argument(
+                    "peers",
+                    format!(
+                        "{service} uses discovery = \"kubernetes\" but names no Service; \
+                         set peers.<service>.kubernetes.service"
+                    ),
+                ));
+            }
+            // Certificates name the Service, not the pod address that is dialled.
+            let mut tls = peer.tls.clone();
+            if tls.enabled() && tls.domain_name.is_empty() {
+                tls.domain_name = peer.kubernetes.service.clone();
+            }
+            let scheme = if tls.enabled() { "https" } else { "http" };
+            let service_name = service.to_owned();
+            let configure = move |uri: &str| configured_endpoint(&service_name, uri, &tls, timeout);
+            let (channel, updates) = PeerChannel::balanced(service);
+            discovery::spawn_kubernetes_watch(
+                service.to_owned(),
+                peer.kubernetes.clone(),
+                scheme,
+                configure,
+                updates,
+            );
+            Ok(channel)
+        }
     }
-    if endpoints.len() == 1 {
-        Ok(endpoints.remove(0).connect_lazy())
-    } else {
-        Ok(Channel::balance_list(endpoints.into_iter()))
+}
+
+fn configured_endpoint(
+    service: &str,
+    uri: &str,
+    tls: &PeerTls,
+    timeout: Duration,
+) -> Result<Endpoint, Error> {
+    Ok(endpoint(service, uri, tls)?
+        .connect_timeout(timeout)
+        .tcp_nodelay(true)
+        .http2_keep_alive_interval(Duration::from_secs(30))
+        .keep_alive_while_idle(true))
+}
+
+/// How many times an idempotent read is sent when an endpoint answers UNAVAILABLE.
+const READ_ATTEMPTS: usize = 3;
+
+/// Sends `call` once, or for idempotent reads up to [`READ_ATTEMPTS`] times while the
+/// answer is UNAVAILABLE (the balancer has ejected the failed endpoint by then).
+/// Each call is one client span (`otel.kind = client`, named `Client.method`); the
+/// request carries its W3C context, so the peer's server span is its child.
+async fn send<Req, T, F, Fut>(
+    idempotent: bool,
+    name: &'static str,
+    request: Req,
+    call: F,
+) -> Result<T, Error>
+where
+    Req: Clone,
+    F: FnMut(Req) -> Fut,
+    Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+{
+    use tracing::Instrument;
+    let span = tracing::info_span!(
+        "grpc.client",
+        otel.name = name,
+        otel.kind = "client",
+        rpc.system = "grpc",
+        error.kind = tracing::field::Empty,
+        attempts = tracing::field::Empty,
+    );
+    let recorder = span.clone();
+    let result = attempt(idempotent, request, call).instrument(span).await;
+    if let Err(error) = &result {
+        recorder.record("error.kind", tracing::field::debug(error.kind()));
+    }
+    result
+}
+
+async fn attempt<Req, T, F, Fut>(idempotent: bool, request: Req, mut call: F) -> Result<T, Error>
+where
+    Req: Clone,
+    F: FnMut(Req) -> Fut,
+    Fut: std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+{
+    let attempts = if idempotent { READ_ATTEMPTS } else { 1 };
+    let mut request = Some(request);
+    let mut attempt = 1;
+    loop {
+        // The last attempt sends the request itself; earlier ones a copy.
+        let this = match request.take() {
+            Some(r) if attempt < attempts => {
+                request = Some(r.clone());
+                r
+            }
+            Some(r) => r,
+            None => unreachable!("the request is kept until the last attempt"),
+        };
+        match call(this).await {
+            Ok(response) => return Ok(response.into_inner()),
+            Err(status) if status.code() == tonic::Code::Unavailable && attempt < attempts => {
+                tracing::debug!(%status, attempt, "peer unavailable; retrying the read");
+                attempt += 1;
+                tracing::Span::current().record("attempts", attempt);
+            }
+            Err(status) => return Err(status.into()),
+        }
     }
 }
 
@@ -136,12 +264,22 @@ fn plain_request<T>(message: T) -> tonic::Request<T> {
     request
 }
 
+/// `read` calls change nothing and may be sent again; `write` calls are sent once.
+macro_rules! idempotent {
+    (read) => {
+        true
+    };
+    (write) => {
+        false
+    };
+}
+
 /// Declares a client whose every RPC takes `&TenantContext`.
 macro_rules! context_client {
     (
         $(#[$doc:meta])*
         $name:ident($generated:ty) {
-            $( $method:ident($request:ty) -> $response:ty; )*
+            $( $kind:ident $method:ident($request:ty) -> $response:ty; )*
         }
     ) => {
         $(#[$doc])*
@@ -151,7 +289,7 @@ macro_rules! context_client {
         }
 
         impl $name {
-            pub fn new(channel: Channel) -> Self {
+            pub fn new(channel: PeerChannel) -> Self {
                 Self {
                     inner: <$generated>::new(channel)
                         .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
@@ -168,8 +306,12 @@ macro_rules! context_client {
                     context: &TenantContext,
                     request: $request,
                 ) -> Result<$response, Error> {
-                    let mut inner = self.inner.clone();
-                    Ok(inner.$method(request_with_context(context, request)).await?.into_inner())
+                    send(idempotent!($kind), concat!(stringify!($name), ".", stringify!($method)), request, |request| {
+                        let mut inner = self.inner.clone();
+                        let request = request_with_context(context, request);
+                        async move { inner.$method(request).await }
+                    })
+                    .await
                 }
             )*
         }
@@ -177,63 +319,65 @@ macro_rules! context_client {
 }
 
 type LexicalGenerated =
-    lexical::v1::lexical_ranker_service_client::LexicalRankerServiceClient<Channel>;
-type EmbeddingGenerated = embedding::v1::embedding_service_client::EmbeddingServiceClient<Channel>;
+    lexical::v1::lexical_ranker_service_client::LexicalRankerServiceClient<PeerChannel>;
+type EmbeddingGenerated =
+    embedding::v1::embedding_service_client::EmbeddingServiceClient<PeerChannel>;
 type VectorGenerated =
-    vector::v1::vector_gateway_service_client::VectorGatewayServiceClient<Channel>;
-type GraphGenerated = graph::v1::graph_hydrator_service_client::GraphHydratorServiceClient<Channel>;
+    vector::v1::vector_gateway_service_client::VectorGatewayServiceClient<PeerChannel>;
+type GraphGenerated =
+    graph::v1::graph_hydrator_service_client::GraphHydratorServiceClient<PeerChannel>;
 type AssemblerGenerated =
-    assembler::v1::context_assembler_service_client::ContextAssemblerServiceClient<Channel>;
-type GatewayGenerated = gateway::v1::gateway_service_client::GatewayServiceClient<Channel>;
-type AuthzGenerated = authz::v1::authz_service_client::AuthzServiceClient<Channel>;
+    assembler::v1::context_assembler_service_client::ContextAssemblerServiceClient<PeerChannel>;
+type GatewayGenerated = gateway::v1::gateway_service_client::GatewayServiceClient<PeerChannel>;
+type AuthzGenerated = authz::v1::authz_service_client::AuthzServiceClient<PeerChannel>;
 
 context_client! {
     /// lexical-ranker: exact lookup and BM25.
     LexicalClient(LexicalGenerated) {
-        describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
-        exact_lookup(lexical::v1::ExactLookupRequest) -> lexical::v1::CandidateList;
-        rank(lexical::v1::RankRequest) -> lexical::v1::CandidateList;
-        invalidate_scope(lexical::v1::InvalidateScopeRequest) -> lexical::v1::InvalidateScopeResponse;
+        read describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
+        read exact_lookup(lexical::v1::ExactLookupRequest) -> lexical::v1::CandidateList;
+        read rank(lexical::v1::RankRequest) -> lexical::v1::CandidateList;
+        write invalidate_scope(lexical::v1::InvalidateScopeRequest) -> lexical::v1::InvalidateScopeResponse;
     }
 }
 
 context_client! {
     /// embedding: local sentence embeddings.
     EmbeddingClient(EmbeddingGenerated) {
-        describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
-        get_model_info(embedding::v1::GetModelInfoRequest) -> embedding::v1::ModelIdentity;
-        embed(embedding::v1::EmbedRequest) -> embedding::v1::EmbedResponse;
+        read describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
+        read get_model_info(embedding::v1::GetModelInfoRequest) -> embedding::v1::ModelIdentity;
+        read embed(embedding::v1::EmbedRequest) -> embedding::v1::EmbedResponse;
     }
 }
 
 context_client! {
     /// vector-gateway: dense nearest neighbours.
     VectorClient(VectorGenerated) {
-        describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
-        upsert(vector::v1::UpsertRequest) -> vector::v1::UpsertResponse;
-        delete(vector::v1::DeleteRequest) -> vector::v1::DeleteResponse;
-        nearest(vector::v1::NearestRequest) -> vector::v1::NearestResponse;
+        read describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
+        write upsert(vector::v1::UpsertRequest) -> vector::v1::UpsertResponse;
+        write delete(vector::v1::DeleteRequest) -> vector::v1::DeleteResponse;
+        read nearest(vector::v1::NearestRequest) -> vector::v1::NearestResponse;
     }
 }
 
 context_client! {
     /// graph-hydrator: the code and memory graph.
     GraphClient(GraphGenerated) {
-        describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
-        lookup_symbols(graph::v1::LookupSymbolsRequest) -> graph::v1::LookupSymbolsResponse;
-        get_symbol_cards(graph::v1::GetSymbolCardsRequest) -> graph::v1::GetSymbolCardsResponse;
-        expand(graph::v1::ExpandRequest) -> graph::v1::ExpandResponse;
-        get_call_graph(graph::v1::GetCallGraphRequest) -> graph::v1::ExpandResponse;
-        get_implementations(graph::v1::SymbolRelationRequest) -> graph::v1::ExpandResponse;
-        get_tests(graph::v1::SymbolRelationRequest) -> graph::v1::ExpandResponse;
-        get_file_outline(graph::v1::GetFileOutlineRequest) -> graph::v1::GetFileOutlineResponse;
-        get_change_impact(graph::v1::GetChangeImpactRequest) -> graph::v1::GetChangeImpactResponse;
-        read_snippet(graph::v1::ReadSnippetRequest) -> graph::v1::ReadSnippetResponse;
-        get_corpus_version(graph::v1::GetCorpusVersionRequest) -> graph::v1::GetCorpusVersionResponse;
-        upsert_memory_entities(graph::v1::UpsertMemoryEntitiesRequest) -> graph::v1::UpsertMemoryEntitiesResponse;
-        forget_memory_entity(graph::v1::ForgetMemoryEntityRequest) -> graph::v1::ForgetMemoryEntityResponse;
-        hydrate_memory_entities(graph::v1::HydrateMemoryEntitiesRequest) -> graph::v1::HydrateMemoryEntitiesResponse;
-        expand_facts(graph::v1::ExpandFactsRequest) -> graph::v1::ExpandFactsResponse;
+        read describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
+        read lookup_symbols(graph::v1::LookupSymbolsRequest) -> graph::v1::LookupSymbolsResponse;
+        read get_symbol_cards(graph::v1::GetSymbolCardsRequest) -> graph::v1::GetSymbolCardsResponse;
+        read expand(graph::v1::ExpandRequest) -> graph::v1::ExpandResponse;
+        read get_call_graph(graph::v1::GetCallGraphRequest) -> graph::v1::ExpandResponse;
+        read get_implementations(graph::v1::SymbolRelationRequest) -> graph::v1::ExpandResponse;
+        read get_tests(graph::v1::SymbolRelationRequest) -> graph::v1::ExpandResponse;
+        read get_file_outline(graph::v1::GetFileOutlineRequest) -> graph::v1::GetFileOutlineResponse;
+        read get_change_impact(graph::v1::GetChangeImpactRequest) -> graph::v1::GetChangeImpactResponse;
+        read read_snippet(graph::v1::ReadSnippetRequest) -> graph::v1::ReadSnippetResponse;
+        read get_corpus_version(graph::v1::GetCorpusVersionRequest) -> graph::v1::GetCorpusVersionResponse;
+        write upsert_memory_entities(graph::v1::UpsertMemoryEntitiesRequest) -> graph::v1::UpsertMemoryEntitiesResponse;
+        write forget_memory_entity(graph::v1::ForgetMemoryEntityRequest) -> graph::v1::ForgetMemoryEntityResponse;
+        read hydrate_memory_entities(graph::v1::HydrateMemoryEntitiesRequest) -> graph::v1::HydrateMemoryEntitiesResponse;
+        read expand_facts(graph::v1::ExpandFactsRequest) -> graph::v1::ExpandFactsResponse;
     }
 }
 
@@ -255,24 +399,24 @@ impl GraphClient {
 context_client! {
     /// context-assembler: budgeted answers.
     AssemblerClient(AssemblerGenerated) {
-        describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
-        minimal_context(assembler::v1::MinimalContextRequest) -> assembler::v1::ContextAnswer;
-        symbol_context(assembler::v1::SymbolContextRequest) -> assembler::v1::ContextAnswer;
-        call_graph(assembler::v1::CallGraphRequest) -> assembler::v1::ContextAnswer;
-        pr_context(assembler::v1::PrContextRequest) -> assembler::v1::ContextAnswer;
-        search(assembler::v1::SearchRequest) -> assembler::v1::ContextAnswer;
-        code_snippet(assembler::v1::CodeSnippetRequest) -> assembler::v1::ContextAnswer;
-        recall(assembler::v1::RecallRequest) -> assembler::v1::ContextAnswer;
-        remember(assembler::v1::RememberRequest) -> assembler::v1::ContextAnswer;
-        forget(assembler::v1::ForgetRequest) -> assembler::v1::ContextAnswer;
+        read describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
+        read minimal_context(assembler::v1::MinimalContextRequest) -> assembler::v1::ContextAnswer;
+        read symbol_context(assembler::v1::SymbolContextRequest) -> assembler::v1::ContextAnswer;
+        read call_graph(assembler::v1::CallGraphRequest) -> assembler::v1::ContextAnswer;
+        read pr_context(assembler::v1::PrContextRequest) -> assembler::v1::ContextAnswer;
+        read search(assembler::v1::SearchRequest) -> assembler::v1::ContextAnswer;
+        read code_snippet(assembler::v1::CodeSnippetRequest) -> assembler::v1::ContextAnswer;
+        read recall(assembler::v1::RecallRequest) -> assembler::v1::ContextAnswer;
+        write remember(assembler::v1::RememberRequest) -> assembler::v1::ContextAnswer;
+        write forget(assembler::v1::ForgetRequest) -> assembler::v1::ContextAnswer;
     }
 }
 
 context_client! {
     /// gateway's internal gRPC surface.
     GatewayClient(GatewayGenerated) {
-        describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
-        get_compression_stats(gateway::v1::GetCompressionStatsRequest) -> gateway::v1::CompressionStats;
+        read describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
+        read get_compression_stats(gateway::v1::GetCompressionStatsRequest) -> gateway::v1::CompressionStats;
     }
 }
 
@@ -290,8 +434,11 @@ macro_rules! authz_calls {
         impl AuthzClient {
             $(
                 pub async fn $method(&self, request: $request) -> Result<$response, Error> {
-                    let mut inner = self.inner.clone();
-                    Ok(inner.$method(plain_request(request)).await?.into_inner())
+                    send(true, concat!("AuthzClient.", stringify!($method)), request, |request| {
+                        let mut inner = self.inner.clone();
+                        async move { inner.$method(plain_request(request)).await }
+                    })
+                    .await
                 }
             )*
             $(
@@ -318,7 +465,7 @@ fn admin_request<T>(api_key: &str, message: T) -> Result<tonic::Request<T>, Erro
 }
 
 impl AuthzClient {
-    pub fn new(channel: Channel) -> Self {
+    pub fn new(channel: PeerChannel) -> Self {
         Self {
             inner: AuthzGenerated::new(channel),
         }
@@ -332,14 +479,17 @@ impl AuthzClient {
         &self,
         context: &TenantContext,
     ) -> Result<common::v1::DescribeResponse, Error> {
-        let mut inner = self.inner.clone();
-        Ok(inner
-            .describe(request_with_context(
-                context,
-                common::v1::DescribeRequest {},
-            ))
-            .await?
-            .into_inner())
+        send(
+            true,
+            "AuthzClient.describe",
+            common::v1::DescribeRequest {},
+            |request| {
+                let mut inner = self.inner.clone();
+                let request = request_with_context(context, request);
+                async move { inner.describe(request).await }
+            },
+        )
+        .await
     }
 
     pub async fn derive_session_context(
@@ -347,11 +497,17 @@ impl AuthzClient {
         context: &TenantContext,
         request: authz::v1::DeriveSessionContextRequest,
     ) -> Result<authz::v1::AuthorizeResponse, Error> {
-        let mut inner = self.inner.clone();
-        Ok(inner
-            .derive_session_context(request_with_context(context, request))
-            .await?
-            .into_inner())
+        send(
+            true,
+            "AuthzClient.derive_session_context",
+            request,
+            |request| {
+                let mut inner = self.inner.clone();
+                let request = request_with_context(context, request);
+                async move { inner.derive_session_context(request).await }
+            },
+        )
+        .await
     }
 }
 
