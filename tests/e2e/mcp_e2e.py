@@ -281,9 +281,19 @@ def sessions(args: argparse.Namespace) -> None:
         expect(gone.status_code == 404, "an ended session is 404", gone.text)
 
 
+async def call_one(args: argparse.Namespace) -> None:
+    """One tools/call; prints the structured answer on stdout."""
+    async with connect(args, args.key) as client:
+        is_error, value, _ = await call(client, args.tool, json.loads(args.arguments))
+        expect(not is_error, f"{args.tool} answered an error", value)
+        print(json.dumps(value))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["tools", "probe", "sessions"])
+    parser.add_argument("command", choices=["tools", "probe", "sessions", "call"])
+    parser.add_argument("--tool")
+    parser.add_argument("--arguments", default="{}")
     parser.add_argument("--transport", choices=["http", "stdio"], default="http")
     parser.add_argument("--url")
     parser.add_argument("--codectx")
@@ -298,6 +308,8 @@ def main() -> None:
         probe(args)
     elif args.command == "sessions":
         sessions(args)
+    elif args.command == "call":
+        asyncio.run(call_one(args))
     else:
         asyncio.run(tools(args))
     print(f"mcp_e2e: {args.command} {args.transport} {args.mode}: ok", file=sys.stderr)

@@ -110,9 +110,16 @@ where
             } else {
                 (service_label, method_label)
             };
+            // The status code as a label only from the 17 gRPC codes (a bounded set).
+            let status_label = match code.as_deref().map(str::parse::<u8>) {
+                Some(Ok(code)) if code <= 16 => code.to_string(),
+                None => "transport_error".to_owned(),
+                _ => "unknown".to_owned(),
+            };
             let attributes = [
                 opentelemetry::KeyValue::new("rpc.service", service_label),
                 opentelemetry::KeyValue::new("rpc.method", method_label),
+                opentelemetry::KeyValue::new("rpc.grpc.status_code", status_label),
             ];
             codectx_telemetry::rpc_server_duration()
                 .record(started.elapsed().as_secs_f64() * 1000.0, &attributes);

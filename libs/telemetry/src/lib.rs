@@ -116,9 +116,17 @@ pub fn init(
         .build();
     opentelemetry::global::set_meter_provider(meter_provider.clone());
     let tracer = tracer_provider.tracer(service_name.to_owned());
+    // Spans go out under the same filter as the logs: without one, every trace-level
+    // span of the HTTP/2 stack would be built and exported on every request.
+    let span_filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log_filter));
     let _ = tracing_subscriber::registry()
         .with(fmt.with_filter(filter))
-        .with(tracing_opentelemetry::layer().with_tracer(tracer))
+        .with(
+            tracing_opentelemetry::layer()
+                .with_tracer(tracer)
+                .with_filter(span_filter),
+        )
         .try_init();
     Ok(TelemetryGuard {
         tracer: Some(tracer_provider),
@@ -127,7 +135,7 @@ pub fn init(
 }
 
 /// Name of the server-side RPC latency histogram every service records (milliseconds,
-/// attributes `rpc.service` and `rpc.method`).
+/// attributes `rpc.service`, `rpc.method` and `rpc.grpc.status_code`).
 pub const RPC_SERVER_DURATION: &str = "rpc.server.duration";
 
 /// Bucket bounds (ms) of [`RPC_SERVER_DURATION`]: fine below 100 ms, where codectx's
@@ -150,6 +158,57 @@ pub fn rpc_server_duration() -> &'static opentelemetry::metrics::Histogram<f64> 
             .with_boundaries(RPC_DURATION_BOUNDS_MS.to_vec())
             .build()
     })
+}
+
+/// Latency of one MCP tool call at the gateway, in milliseconds; attributes `mcp.tool`
+/// (a known tool name or `unknown`) and `outcome` (`ok` or an error kind).
+pub const TOOL_DURATION: &str = "codectx.tool.duration";
+/// Tokens returned to agents, per tool (attribute `mcp.tool`).
+pub const TOOL_TOKENS: &str = "codectx.tool.tokens";
+/// Answers given without one of their legs (attribute `leg`: `vector`, `memory_notes`,
+/// ...): the leg failed or timed out and the answer says so in its provenance.
+pub const RETRIEVAL_FALLBACKS: &str = "codectx.retrieval.fallbacks";
+
+/// The process-wide tool latency histogram (see [`TOOL_DURATION`]).
+pub fn tool_duration() -> &'static opentelemetry::metrics::Histogram<f64> {
+    static HISTOGRAM: std::sync::OnceLock<opentelemetry::metrics::Histogram<f64>> =
+        std::sync::OnceLock::new();
+    HISTOGRAM.get_or_init(|| {
+        opentelemetry::global::meter("codectx")
+            .f64_histogram(TOOL_DURATION)
+            .with_unit("ms")
+            .with_description("MCP tool call latency at the gateway")
+            .with_boundaries(RPC_DURATION_BOUNDS_MS.to_vec())
+            .build()
+    })
+}
+
+/// The process-wide count of tokens returned (see [`TOOL_TOKENS`]).
+pub fn tool_tokens() -> &'static opentelemetry::metrics::Counter<u64> {
+    static COUNTER: std::sync::OnceLock<opentelemetry::metrics::Counter<u64>> =
+        std::sync::OnceLock::new();
+    COUNTER.get_or_init(|| {
+        opentelemetry::global::meter("codectx")
+            .u64_counter(TOOL_TOKENS)
+            .with_unit("{token}")
+            .with_description("Tokens returned to agents by MCP tools")
+            .build()
+    })
+}
+
+/// Records that an answer went out without `leg` (see [`RETRIEVAL_FALLBACKS`]). `leg`
+/// is one of a fixed set of names written in code, never a value from a request.
+pub fn record_fallback(leg: &'static str) {
+    static COUNTER: std::sync::OnceLock<opentelemetry::metrics::Counter<u64>> =
+        std::sync::OnceLock::new();
+    COUNTER
+        .get_or_init(|| {
+            opentelemetry::global::meter("codectx")
+                .u64_counter(RETRIEVAL_FALLBACKS)
+                .with_description("Answers given without a failed or late retrieval leg")
+                .build()
+        })
+        .add(1, &[opentelemetry::KeyValue::new("leg", leg)]);
 }
 
 /// One method's server-side latency histogram, as a service recorded it.
@@ -253,14 +312,29 @@ impl opentelemetry_sdk::metrics::exporter::PushMetricExporter for SnapshotExport
                             .map(|kv| kv.value.as_str().into_owned())
                             .unwrap_or_default()
                     };
-                    found.push(RpcLatency {
-                        service: attribute("rpc.service"),
-                        method: attribute("rpc.method"),
-                        count: point.count(),
-                        sum_ms: point.sum(),
-                        bounds: point.bounds().collect(),
-                        bucket_counts: point.bucket_counts().collect(),
-                    });
+                    let (service, method) = (attribute("rpc.service"), attribute("rpc.method"));
+                    let buckets: Vec<u64> = point.bucket_counts().collect();
+                    // One series per status code: a method's latency sums them.
+                    match found
+                        .iter_mut()
+                        .find(|l: &&mut RpcLatency| l.service == service && l.method == method)
+                    {
+                        Some(latency) => {
+                            latency.count += point.count();
+                            latency.sum_ms += point.sum();
+                            for (total, add) in latency.bucket_counts.iter_mut().zip(buckets) {
+                                *total += add;
+                            }
+                        }
+                        None => found.push(RpcLatency {
+                            service,
+                            method,
+                            count: point.count(),
+                            sum_ms: point.sum(),
+                            bounds: point.bounds().collect(),
+                            bucket_counts: buckets,
+                        }),
+                    }
                 }
             }
         }
@@ -313,7 +387,22 @@ impl Injector for HeaderInjector<'_> {
 
 /// The remote parent carried in W3C `traceparent`/`tracestate` headers, if any.
 pub fn extract_parent(headers: &http::HeaderMap) -> opentelemetry::Context {
-    TraceContextPropagator::new().extract(&HeaderExtractor(headers))
+    // From an empty context: `extract` would start from the current one, so a request
+    // without `traceparent` would inherit whatever span happens to be entered.
+    TraceContextPropagator::new()
+        .extract_with_context(&opentelemetry::Context::new(), &HeaderExtractor(headers))
+}
+
+/// Makes the W3C trace context in `headers` (if any) the parent of `span`.
+pub fn set_remote_parent(span: &tracing::Span, headers: &http::HeaderMap) {
+    use opentelemetry::trace::TraceContextExt;
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    let parent = extract_parent(headers);
+    if parent.span().span_context().is_valid()
+        && let Err(error) = span.set_parent(parent)
+    {
+        tracing::debug!(%error, "the remote trace parent was not applied");
+    }
 }
 
 /// Writes the current span's W3C trace context into outgoing headers.

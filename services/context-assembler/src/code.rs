@@ -1163,7 +1163,10 @@ async fn memory_notes(
     }
     let recalled = crate::memory::recall(legs, context, &task[..end], MEMORY_NOTES, 1)
         .await
-        .map_err(|error| tracing::debug!(%error, "memory notes skipped"))
+        .map_err(|error| {
+            codectx_telemetry::record_fallback("memory_notes");
+            tracing::debug!(%error, "memory notes skipped")
+        })
         .ok()?;
     if recalled.status != AnswerStatus::Ok {
         return None;

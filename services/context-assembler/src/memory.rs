@@ -387,6 +387,7 @@ pub async fn recall(
                 .collect()
         }
         Err(error) => {
+            codectx_telemetry::record_fallback("vector");
             degraded.push(format!("vector: {}", error.message()));
             Vec::new()
         }

@@ -19,6 +19,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use crate::request::{self, ToolRequest};
 
@@ -351,6 +352,43 @@ impl Tools {
     }
 }
 
+/// Tool latency and tokens returned. Labels come from a fixed set: a tool this gateway
+/// serves (or `unknown`) and `ok` or an error kind; never a tenant, subject or session.
+fn record_tool_metrics(
+    name: &str,
+    outcome: &Result<CallToolResult, Error>,
+    elapsed: std::time::Duration,
+) {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| tools().into_iter().map(|t| t.name.to_string()).collect());
+    let tool = if names.iter().any(|known| known == name) {
+        name.to_owned()
+    } else {
+        "unknown".to_owned()
+    };
+    let outcome_label = match outcome {
+        Ok(_) => "ok".to_owned(),
+        Err(error) => format!("{:?}", error.kind()),
+    };
+    codectx_telemetry::tool_duration().record(
+        elapsed.as_secs_f64() * 1000.0,
+        &[
+            opentelemetry::KeyValue::new("mcp.tool", tool.clone()),
+            opentelemetry::KeyValue::new("outcome", outcome_label),
+        ],
+    );
+    let tokens = outcome
+        .as_ref()
+        .ok()
+        .and_then(|result| result.structured_content.as_ref())
+        .and_then(|value| value.get("tokens"))
+        .and_then(Value::as_u64);
+    if let Some(tokens) = tokens {
+        codectx_telemetry::tool_tokens()
+            .add(tokens, &[opentelemetry::KeyValue::new("mcp.tool", tool)]);
+    }
+}
+
 /// The bearer token of an `Authorization` header, if well formed.
 pub fn bearer(headers: &http::HeaderMap) -> Option<String> {
     let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
@@ -383,7 +421,34 @@ impl ServerHandler for Tools {
             Err(error) => return Ok(error_result(&error).into()),
         };
         let arguments = request.arguments.unwrap_or_default();
-        let result = match self.call(&name, arguments, &key).await {
+        // One trace per tool call (not one per MCP session: the SDK's session span is
+        // not its parent), or a child of the agent's own trace when it sends
+        // `traceparent`. Every gRPC hop below is a descendant of this span.
+        let span = tracing::info_span!(
+            parent: None,
+            "mcp.tool_call",
+            otel.name = %format!("tools/call {name}"),
+            otel.kind = "server",
+            mcp.tool = %name,
+            outcome = tracing::field::Empty,
+        );
+        if let Some(parts) = context.extensions.get::<http::request::Parts>() {
+            codectx_telemetry::set_remote_parent(&span, &parts.headers);
+        }
+        let started = std::time::Instant::now();
+        let outcome = self
+            .call(&name, arguments, &key)
+            .instrument(span.clone())
+            .await;
+        record_tool_metrics(&name, &outcome, started.elapsed());
+        span.record(
+            "outcome",
+            match &outcome {
+                Ok(_) => "ok".to_owned(),
+                Err(error) => format!("{:?}", error.kind()),
+            },
+        );
+        let result = match outcome {
             Ok(result) => result,
             Err(error) => {
                 if error.kind() == ErrorKind::Internal {
