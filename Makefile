@@ -68,6 +68,16 @@ bench-smoke: ## CI smoke: six Python stdlib questions in call mode; fails below 
 chart-test: ## Lint and render charts/codectx for every value set in charts/codectx/ci; validate strictly against Kubernetes 1.30 and 1.34 schemas (offline)
 	deploy/k8s/chart-test.sh
 
+.PHONY: images
+images: ## Build one OCI image per service from release binaries (buildah on scratch, no daemon): localhost/codectx/<service>:<version>
+	$(CARGO) build --release --workspace --bins
+	deploy/images/build.sh --profile release
+
+.PHONY: test-images
+test-images: ## Build the images from debug binaries and run each with podman (read-only, unprivileged): all must be SERVING
+	$(CARGO) build --workspace --bins
+	deploy/images/test.sh
+
 .PHONY: test-k8s
 test-k8s: ## The chart and EndpointSlice discovery against a real kube-apiserver + etcd (built once, cached in ~/.cache/codectx/k8s)
 	$(CARGO) build -p codectx-authz --bin authz
