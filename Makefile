@@ -80,7 +80,7 @@ test-images: ## Build the images from debug binaries and run each with podman (r
 
 .PHONY: test-k8s
 test-k8s: ## The chart and EndpointSlice discovery against a real kube-apiserver + etcd (built once, cached in ~/.cache/codectx/k8s)
-	$(CARGO) build -p codectx-authz --bin authz
+	$(CARGO) build -p codectx-authz --bin authz -p codectx --bin codectx
 	$(CARGO) test -p codectx-tests --test kubernetes --no-run
 	deploy/k8s/cluster-test.sh
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make images: one OCI image per codectx service, built without a Docker daemon
+# make images: one OCI image per codectx service (and `codectx`, the command line the
+# chart's indexer Jobs run), built without a Docker daemon
 # (Debian's buildah, vfs storage, chroot isolation) on `scratch`: nothing is pulled.
 #
 #   deploy/images/build.sh [--profile release|debug] [--tag TAG] [--archive DIR] [SERVICE...]
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
     *) services+=("$1"); shift ;;
   esac
 done
-[ ${#services[@]} -gt 0 ] || services=(authz lexical-ranker embedding vector-gateway graph-hydrator context-assembler gateway)
+[ ${#services[@]} -gt 0 ] || services=(authz lexical-ranker embedding vector-gateway graph-hydrator context-assembler gateway codectx)
 command -v buildah >/dev/null || { echo "build.sh: buildah is missing (apt-get install buildah podman runc)" >&2; exit 1; }
 target="${CARGO_TARGET_DIR:-$repo/target}/$profile"
 storage=(--storage-driver vfs)
@@ -45,7 +46,7 @@ copy_with_libraries() {
 
 for service in "${services[@]}"; do
   binary="$target/$service"
-  [ -x "$binary" ] || { echo "build.sh: $binary is missing: cargo build --profile $profile -p codectx-$service" >&2; exit 1; }
+  [ -x "$binary" ] || { echo "build.sh: $binary is missing: cargo build --profile $profile --workspace --bins" >&2; exit 1; }
   work="$(mktemp -d)"
   root="$work/rootfs"
   copy_with_libraries "$binary" "$root" /usr/local/bin/service

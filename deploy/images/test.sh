@@ -79,9 +79,16 @@ for service in "${services[@]}"; do
   fi
   user="$("${podman[@]}" top "$name" huser | tail -1 | tr -d ' ')"
   [ "$user" = 65532 ] || { echo "test.sh: $service runs as $user, not 65532" >&2; failed=1; }
-  if "${podman[@]}" run --rm --network none --entrypoint /bin/sh "localhost/codectx/$service:$tag" -c true >/dev/null 2>&1; then
+  # No shell: the run must fail because /bin/sh does not exist (not for another reason).
+  if shell="$("${podman[@]}" run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+      --entrypoint /bin/sh "localhost/codectx/$service:$tag" -c true 2>&1)"; then
     echo "test.sh: the $service image has a shell" >&2; failed=1
+  elif ! grep -q '/bin/sh.*no such file or directory' <<<"$shell"; then
+    echo "test.sh: /bin/sh in the $service image failed for another reason: $shell" >&2; failed=1
   fi
 done
+# The indexer image: the command line, unprivileged, read-only.
+version="$("${podman[@]}" run --rm --network none --read-only --cap-drop ALL --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 "localhost/codectx/codectx:$tag" --version)"
+case "$version" in codectx\ *) echo "codectx image: $version" ;; *) echo "test.sh: codectx --version said: $version" >&2; failed=1 ;; esac
 [ "$failed" = 0 ] || { echo "test-images: FAILED" >&2; exit 1; }
-echo "test-images: ok (7 images SERVING, read-only, unprivileged, no shell)"
+echo "test-images: ok (7 service images SERVING, read-only, unprivileged, no shell; the indexer image runs)"

@@ -8,7 +8,8 @@
 #   3. tests/tests/kubernetes.rs: the EndpointSlice watch, authenticated as the chart's
 #      context-assembler ServiceAccount with a token the API server issues, balancing
 #      over real authz processes.
-# Expects the test binary and `authz` built (the Makefile target does it first).
+#   4. the indexer's CronJob installed, and `codectx reindex` starting it now.
+# Expects the test binary, `authz` and `codectx` built (the Makefile target does it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ -z "${CODECTX_TEST_KUBE_ADDRESSES:-}" ]; then
@@ -34,13 +35,21 @@ helm rollback "$release" 1 --namespace "$namespace" >/dev/null
 helm status "$release" --namespace "$namespace" | grep -q "STATUS: deployed"
 echo "ok: revision $(helm history "$release" --namespace "$namespace" --max 1 -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)[-1]["revision"])') deployed"
 
-echo "== EndpointSlice discovery (as the chart's context-assembler ServiceAccount)"
+echo "== the indexer: a Job at install, a CronJob per repository"
+helm install indexing "$chart" --namespace indexing --create-namespace \
+  -f "$chart/ci/indexer-values.yaml" --no-hooks >/dev/null
+echo "ok"
+
+echo "== EndpointSlice discovery (as the chart's context-assembler ServiceAccount), codectx reindex"
 CODECTX_TEST_K8S_NAMESPACE="$namespace" \
 CODECTX_TEST_K8S_CALLER_ACCOUNT="$release-context-assembler" \
-  cargo test --offline -q -p codectx-tests --test kubernetes -- --ignored --nocapture
+CODECTX_TEST_K8S_INDEXER_NAMESPACE=indexing \
+CODECTX_TEST_K8S_INDEXER_CRONJOB=indexing-codectx-index-shop \
+  cargo test --offline -q -p codectx-tests --test kubernetes -- --ignored --nocapture --test-threads 1
 
 echo "== helm uninstall"
 helm uninstall "$release" --namespace "$namespace" >/dev/null
+helm uninstall indexing --namespace indexing >/dev/null
 left="$(helm list --namespace "$namespace" -q)"
 [ -z "$left" ] || { echo "cluster-test.sh: releases left after uninstall: $left" >&2; exit 1; }
 echo "ok"

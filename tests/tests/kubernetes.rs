@@ -335,3 +335,69 @@ async fn the_endpointslice_watch_balances_over_ready_endpoints_only() {
         .await
         .unwrap();
 }
+
+/// `codectx reindex` creates a Job from the chart's indexer CronJob (installed by
+/// cluster-test.sh from charts/codectx/ci/indexer-values.yaml), owned by it, with its
+/// template; and a CronJob that does not exist is a clear error that says how to list
+/// the real ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the API server of `make test-k8s` (deploy/k8s/cluster.sh)"]
+async fn reindex_runs_the_indexer_cronjob_now() {
+    use k8s_openapi::api::batch::v1::{CronJob, Job};
+    let namespace = env("CODECTX_TEST_K8S_INDEXER_NAMESPACE");
+    let cronjob_name = env("CODECTX_TEST_K8S_INDEXER_CRONJOB");
+    let admin = kube::Client::try_default().await.unwrap();
+    let cronjob = Api::<CronJob>::namespaced(admin.clone(), &namespace)
+        .get(&cronjob_name)
+        .await
+        .unwrap();
+
+    let reindex = |cronjob: &str| {
+        Command::new(codectx_tests::codectx_binary())
+            .args(["reindex", "--cronjob", cronjob, "--namespace", &namespace])
+            .output()
+            .unwrap()
+    };
+    let output = reindex(&cronjob_name);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let job_name = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    let job = Api::<Job>::namespaced(admin.clone(), &namespace)
+        .get(&job_name)
+        .await
+        .unwrap_or_else(|e| panic!("the Job {job_name} exists: {e}"));
+    let owner = &job.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("CronJob", cronjob_name.as_str())
+    );
+    assert_eq!(owner.uid, cronjob.metadata.uid.clone().unwrap());
+    let containers = |spec: &k8s_openapi::api::batch::v1::JobSpec| {
+        serde_json::to_value(&spec.template.spec.as_ref().unwrap().containers).unwrap()
+    };
+    assert_eq!(
+        containers(job.spec.as_ref().unwrap()),
+        containers(
+            cronjob
+                .spec
+                .as_ref()
+                .unwrap()
+                .job_template
+                .spec
+                .as_ref()
+                .unwrap()
+        ),
+        "the Job runs the CronJob's indexer"
+    );
+
+    let missing = reindex("no-such-indexer");
+    assert!(!missing.status.success());
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        stderr.contains("no CronJob no-such-indexer") && stderr.contains("kubectl get cronjobs"),
+        "{stderr}"
+    );
+}

@@ -46,7 +46,7 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 
 {{/* Which components call which (DESIGN.md section 2): the NetworkPolicy edges. */}}
 {{- define "codectx.callers" -}}
-authz: [gateway]
+authz: [gateway{{ if .Values.indexer.enabled }}, indexer{{ end }}]
 lexical-ranker: [context-assembler]
 embedding: [context-assembler]
 vector-gateway: [context-assembler]
@@ -68,4 +68,100 @@ gateway: {authz: authz, context_assembler: context-assembler}
 authz: true
 graph-hydrator: {{ eq $v.graph.backend "sqlite" }}
 vector-gateway: {{ eq $v.vectors.backend "embedded" }}
+{{- end -}}
+
+{{/* The indexer Job spec for one repository: (dict "root" $ "repo" . "ctx" ...). */}}
+{{- define "codectx.indexerJobSpec" -}}
+{{- $root := .root -}}
+{{- $repo := .repo -}}
+{{- $indexer := $root.Values.indexer -}}
+backoffLimit: {{ $indexer.backoffLimit }}
+activeDeadlineSeconds: {{ $indexer.activeDeadlineSeconds }}
+ttlSecondsAfterFinished: 86400
+template:
+  metadata:
+    labels:
+      {{- include "codectx.labels" .ctx | nindent 6 }}
+  spec:
+    restartPolicy: Never
+    serviceAccountName: {{ include "codectx.component" .ctx }}
+    automountServiceAccountToken: false
+    securityContext:
+      runAsNonRoot: true
+      runAsUser: 65532
+      runAsGroup: 65532
+      fsGroup: 65532
+      seccompProfile:
+        type: RuntimeDefault
+    initContainers:
+      # The checkout: any image with git (the operator's choice; codectx images have no shell).
+      - name: checkout
+        image: {{ $indexer.gitImage | quote }}
+        args: ["clone", "--depth", "1", "--branch", {{ $repo.ref | default "main" | quote }}, {{ required "indexer.repositories[].git is required" $repo.git | quote }}, "/src/checkout"]
+        env:
+          - name: HOME
+            value: /tmp
+        securityContext:
+          allowPrivilegeEscalation: false
+          readOnlyRootFilesystem: true
+          capabilities:
+            drop: [ALL]
+        volumeMounts:
+          - name: src
+            mountPath: /src
+          - name: tmp
+            mountPath: /tmp
+    containers:
+      - name: index
+        image: "{{ $root.Values.image.repository }}/codectx:{{ $root.Values.image.tag | default $root.Chart.AppVersion }}"
+        imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+        args:
+          - index
+          - /src/checkout
+          - --name={{ $repo.name }}
+          - --org={{ required "indexer.repositories[].org is required: the organisation that supplied the source" $repo.org }}
+          - --authz={{ include "codectx.endpoint" (dict "root" $root "name" "authz") }}
+          - --neo4j={{ $root.Values.graph.neo4j.uri }}
+          - --neo4j-user={{ $root.Values.graph.neo4j.user }}
+          - --data=/var/lib/codectx
+          - --quiet
+        env:
+          - name: CODECTX_API_KEY
+            valueFrom:
+              secretKeyRef:
+                name: {{ $indexer.apiKeySecret.name }}
+                key: {{ $indexer.apiKeySecret.key }}
+          - name: CODECTX_NEO4J_PASSWORD
+            valueFrom:
+              secretKeyRef:
+                name: {{ $root.Values.graph.neo4j.existingSecret }}
+                key: {{ $root.Values.graph.neo4j.passwordKey }}
+        resources:
+          {{- toYaml $indexer.resources | nindent 10 }}
+        securityContext:
+          allowPrivilegeEscalation: false
+          readOnlyRootFilesystem: true
+          capabilities:
+            drop: [ALL]
+        volumeMounts:
+          - name: src
+            mountPath: /src
+            readOnly: true
+          - name: cache
+            mountPath: /var/lib/codectx
+          - name: tmp
+            mountPath: /tmp
+    volumes:
+      - name: src
+        emptyDir: {}
+      - name: tmp
+        emptyDir: {}
+      - name: cache
+        {{- if $indexer.cacheClaim }}
+        # The index cache: unchanged files are not parsed again.
+        persistentVolumeClaim:
+          claimName: {{ $indexer.cacheClaim }}
+        {{- else }}
+        emptyDir: {}
+        {{- end }}
 {{- end -}}

@@ -32,6 +32,9 @@ enum Command {
     /// Runs a benchmark workload (bench/WORKLOAD.md format) through the real MCP path and
     /// reports context reduction, evidence coverage and latency (docs/BENCHMARKS.md).
     Bench(codectx::bench::BenchArgs),
+    /// Re-indexes a repository now in a Kubernetes install: creates a Job from the
+    /// repository's indexer CronJob (the chart's `indexer`) and prints its name.
+    Reindex(codectx::reindex::ReindexArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -133,6 +136,11 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Admin(args) => admin::run(args).await,
+        Command::Reindex(args) => {
+            let job = codectx::reindex::run(&args).await?;
+            println!("{job}");
+            Ok(())
+        }
         Command::Keys(KeysCommand::Rotate { key_file, data }) => {
             let path = key_file.unwrap_or_else(|| data.join("authz").join("signing-keys"));
             let key_id = codectx_authz::rotate_signing_key(&path)?;
