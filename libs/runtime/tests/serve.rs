@@ -227,3 +227,63 @@ async fn reflection_lists_the_service_without_a_context() {
     );
     fixture.running.stop().await.unwrap();
 }
+
+/// `server.health_listen`: a second, plaintext listener that serves the health service
+/// and nothing else (kubelet's gRPC probes cannot speak TLS), following readiness.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_health_listener_serves_health_only() {
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::health_client::HealthClient;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let readiness = Readiness::new(false);
+    let config = ServerConfig {
+        drain_seconds: 0,
+        health_listen: format!("127.0.0.1:{port}"),
+        ..ServerConfig::default()
+    };
+    let fixture = start(Duration::ZERO, config, readiness.clone()).await;
+    let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
+        .unwrap()
+        .connect_timeout(Duration::from_secs(2));
+    let mut channel_ready = None;
+    for _ in 0..50 {
+        if let Ok(connected) = channel.connect().await {
+            channel_ready = Some(connected);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let channel = channel_ready.expect("the health listener accepts connections");
+    let status = |channel: Channel| async move {
+        HealthClient::new(channel)
+            .check(HealthCheckRequest {
+                service: String::new(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .status()
+    };
+    assert_eq!(status(channel.clone()).await, ServingStatus::NotServing);
+    readiness.set_ready(true);
+    let mut serving = false;
+    for _ in 0..50 {
+        if status(channel.clone()).await == ServingStatus::Serving {
+            serving = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(serving, "the health listener follows readiness");
+    // Nothing but health there: the service's own RPCs are not served.
+    let denied = GatewayServiceClient::new(channel)
+        .describe(describe_request(&fixture.context))
+        .await
+        .unwrap_err();
+    assert_eq!(denied.code(), Code::Unimplemented);
+}
