@@ -33,7 +33,7 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{/* gRPC address of a component inside the cluster. */}}
 {{- define "codectx.endpoint" -}}
 {{- $c := index .root.Values.components .name -}}
-{{- printf "http://%s:%v" (include "codectx.component" .) $c.port -}}
+{{- printf "%s://%s:%v" (ternary "https" "http" .root.Values.tls.enabled) (include "codectx.component" .) $c.port -}}
 {{- end -}}
 
 {{- define "codectx.keysSecret" -}}
@@ -125,6 +125,13 @@ template:
           - --neo4j-user={{ $root.Values.graph.neo4j.user }}
           - --data=/var/lib/codectx
           - --quiet
+          {{- if $root.Values.tls.enabled }}
+          - --authz-ca-file=/etc/codectx/tls/ca.crt
+          {{- if $root.Values.tls.mutual }}
+          - --authz-cert-file=/etc/codectx/tls/tls.crt
+          - --authz-key-file=/etc/codectx/tls/tls.key
+          {{- end }}
+          {{- end }}
         env:
           - name: CODECTX_API_KEY
             valueFrom:
@@ -151,11 +158,21 @@ template:
             mountPath: /var/lib/codectx
           - name: tmp
             mountPath: /tmp
+          {{- if $root.Values.tls.enabled }}
+          - name: tls
+            mountPath: /etc/codectx/tls
+            readOnly: true
+          {{- end }}
     volumes:
       - name: src
         emptyDir: {}
       - name: tmp
         emptyDir: {}
+      {{- if $root.Values.tls.enabled }}
+      - name: tls
+        secret:
+          secretName: {{ include "codectx.component" .ctx }}-tls
+      {{- end }}
       - name: cache
         {{- if $indexer.cacheClaim }}
         # The index cache: unchanged files are not parsed again.

@@ -37,6 +37,9 @@ pub struct ServerConfig {
     /// TLS for this listener (files reloaded on change); off: plaintext, which is meant
     /// for loopback only.
     pub tls: crate::tls::ServerTlsConfig,
+    /// A second, plaintext listener that serves only the gRPC health service (e.g.
+    /// `0.0.0.0:50061`): kubelet's gRPC probes cannot speak TLS. Empty: none.
+    pub health_listen: String,
 }
 
 impl Default for ServerConfig {
@@ -47,6 +50,7 @@ impl Default for ServerConfig {
             concurrency_limit: 256,
             drain_seconds: 5,
             tls: Default::default(),
+            health_listen: String::new(),
         }
     }
 }
@@ -191,6 +195,27 @@ pub async fn serve(
         drop(draining_tx);
     };
 
+    // Health alone on its own plaintext port, stopped with the service.
+    let health_only = if config.health_listen.is_empty() {
+        None
+    } else {
+        let listener = TcpListener::bind(&config.health_listen)
+            .await
+            .map_err(|e| {
+                Error::invalid_argument(
+                    "server.health_listen",
+                    format!("cannot listen on {}: {e}", config.health_listen),
+                )
+            })?;
+        let health = health.clone();
+        Some(tokio::spawn(async move {
+            tonic::transport::Server::builder()
+                .add_service(health)
+                .serve_with_incoming(TcpListenerStream::new(listener))
+                .await
+        }))
+    };
+
     let router = tonic::transport::Server::builder()
         .layer(stack)
         .add_routes(service.routes)
@@ -221,6 +246,9 @@ pub async fn serve(
         tracing::info!(service = name, address = ?address, "serving gRPC (plaintext)");
         router.serve_with_incoming_shutdown(tcp, signal).await
     };
+    if let Some(task) = health_only {
+        task.abort();
+    }
     served.map_err(|e| Error::internal(format!("{name} server failed: {e}")))?;
     tracing::info!(service = name, "stopped");
     Ok(())

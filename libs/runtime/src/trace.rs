@@ -94,8 +94,10 @@ where
         };
         let recorder = span.clone();
         let started = std::time::Instant::now();
+        let in_flight = codectx_telemetry::request_in_flight(&service_label);
         async move {
             let result = future.await;
+            drop(in_flight);
             let code = result.as_ref().ok().map(|response| {
                 response
                     .headers()

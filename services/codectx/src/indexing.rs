@@ -31,6 +31,14 @@ pub struct IndexArgs {
     /// Name of the environment variable holding a platform admin API key (with `--authz`).
     #[arg(long, default_value = "CODECTX_API_KEY", requires = "authz")]
     pub api_key_env: String,
+    /// PEM CA bundle that verifies an `https://` authz (turns TLS on).
+    #[arg(long, requires = "authz")]
+    pub authz_ca_file: Option<PathBuf>,
+    /// This client's PEM certificate and key, for an authz that requires them (mTLS).
+    #[arg(long, requires_all = ["authz_ca_file", "authz_key_file"])]
+    pub authz_cert_file: Option<PathBuf>,
+    #[arg(long, requires = "authz_cert_file")]
+    pub authz_key_file: Option<PathBuf>,
     /// Data directory: the embedded graph (`graph.db`) and the index cache live here.
     #[arg(long, default_value = ".codectx")]
     pub data: PathBuf,
@@ -63,6 +71,9 @@ impl IndexArgs {
             org: None,
             authz: None,
             api_key_env: String::new(),
+            authz_ca_file: None,
+            authz_cert_file: None,
+            authz_key_file: None,
             neo4j: None,
             neo4j_user: String::new(),
             neo4j_password_env: String::new(),
@@ -110,10 +121,21 @@ impl Registry {
                         ),
                     )
                 })?;
-                let client = codectx_clients::AuthzClient::connect(
-                    &codectx_clients::PeerConfig::single(endpoint.clone()),
-                )
-                .map_err(|e| {
+                let path = |p: &Option<PathBuf>| {
+                    p.as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default()
+                };
+                let peer = codectx_clients::PeerConfig {
+                    tls: codectx_clients::PeerTls {
+                        ca_file: path(&args.authz_ca_file),
+                        cert_file: path(&args.authz_cert_file),
+                        key_file: path(&args.authz_key_file),
+                        domain_name: String::new(),
+                    },
+                    ..codectx_clients::PeerConfig::single(endpoint.clone())
+                };
+                let client = codectx_clients::AuthzClient::connect(&peer).map_err(|e| {
                     Error::invalid_argument("authz", format!("--authz {endpoint}: {e}"))
                 })?;
                 Ok(Registry::Remote { client, api_key })
