@@ -169,6 +169,43 @@ pub const TOOL_TOKENS: &str = "codectx.tool.tokens";
 /// ...): the leg failed or timed out and the answer says so in its provenance.
 pub const RETRIEVAL_FALLBACKS: &str = "codectx.retrieval.fallbacks";
 
+/// Requests a service is handling now (attribute `rpc.service`): the load signal a
+/// HorizontalPodAutoscaler can scale a leg on, through a custom-metrics adapter.
+pub const RPC_SERVER_ACTIVE_REQUESTS: &str = "rpc.server.active_requests";
+
+/// Counts one request in flight until the returned guard is dropped (answered, failed or
+/// cancelled alike). `service` must come from a fixed set of names.
+pub fn request_in_flight(service: &str) -> InFlight {
+    static GAUGE: std::sync::OnceLock<opentelemetry::metrics::UpDownCounter<i64>> =
+        std::sync::OnceLock::new();
+    let gauge = GAUGE.get_or_init(|| {
+        opentelemetry::global::meter("codectx")
+            .i64_up_down_counter(RPC_SERVER_ACTIVE_REQUESTS)
+            .with_unit("{request}")
+            .with_description("gRPC requests being handled")
+            .build()
+    });
+    let attributes = [opentelemetry::KeyValue::new(
+        "rpc.service",
+        service.to_owned(),
+    )];
+    gauge.add(1, &attributes);
+    InFlight { gauge, attributes }
+}
+
+/// See [`request_in_flight`].
+#[derive(Debug)]
+pub struct InFlight {
+    gauge: &'static opentelemetry::metrics::UpDownCounter<i64>,
+    attributes: [opentelemetry::KeyValue; 1],
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.gauge.add(-1, &self.attributes);
+    }
+}
+
 /// The process-wide tool latency histogram (see [`TOOL_DURATION`]).
 pub fn tool_duration() -> &'static opentelemetry::metrics::Histogram<f64> {
     static HISTOGRAM: std::sync::OnceLock<opentelemetry::metrics::Histogram<f64>> =
