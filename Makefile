@@ -79,10 +79,11 @@ test-images: ## Build the images from debug binaries and run each with podman (r
 	deploy/images/test.sh
 
 .PHONY: test-k8s
-test-k8s: ## The chart and EndpointSlice discovery against a real kube-apiserver + etcd (built once, cached in ~/.cache/codectx/k8s)
+test-k8s: ## The chart and EndpointSlice discovery against a real kube-apiserver + etcd; the chart's collector and dashboard against a real collector (tools built once, cached in ~/.cache/codectx/k8s)
 	$(CARGO) build -p codectx-authz --bin authz -p codectx --bin codectx
 	$(CARGO) test -p codectx-tests --test kubernetes --no-run
 	deploy/k8s/cluster-test.sh
+	deploy/k8s/telemetry-test.sh
 
 .PHONY: bench-index
 bench-index: ## Index the Python standard library: files/s and peak memory, cold and incremental

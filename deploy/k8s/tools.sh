@@ -3,9 +3,10 @@
 # once, into ${CODECTX_K8S_CACHE:-~/.cache/codectx/k8s}/bin (a marker file per version):
 #   helm, helm-unittest, kubeconform            (make chart-test)
 #   kube-apiserver, etcd                         (make test-k8s: a real API server)
+#   otelcol-codectx                              (the chart's collector config, run for real)
 # and the offline JSON schemas kubeconform reads. Prints the bin directory.
 #
-#   deploy/k8s/tools.sh [all|chart|cluster]
+#   deploy/k8s/tools.sh [all|chart|cluster|telemetry]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${CODECTX_K8S_CACHE:-$HOME/.cache/codectx/k8s}"
@@ -16,6 +17,7 @@ KUBECONFORM_VERSION=v0.7.0
 HELM_UNITTEST_VERSION=v1.1.2
 KUBERNETES_VERSION=v1.34.4
 ETCD_VERSION=v3.6.16
+OTELCOL_VERSION=v0.165.0
 
 log() { echo "tools.sh: $*" >&2; }
 built() { [ -x "$bin/$1" ] && [ -f "$bin/.$1-$2" ]; }
@@ -91,10 +93,27 @@ cluster_tools() {
   fi
 }
 
+# The OpenTelemetry Collector with the components the chart's config names (the
+# collector's own builder, from the Go module proxy).
+telemetry_tools() {
+  local stamp="$OTELCOL_VERSION-$(sha256sum "$here/tools/otelcol-builder.yaml" | cut -c1-12)"
+  if ! built otelcol-codectx "$stamp"; then
+    log "building the OpenTelemetry Collector $OTELCOL_VERSION (once, ~5 min)"
+    local work; work="$(mktemp -d)"
+    GOBIN="$work" GOFLAGS=-mod=mod go install "go.opentelemetry.io/collector/cmd/builder@$OTELCOL_VERSION" >&2
+    cp "$here/tools/otelcol-builder.yaml" "$work/builder.yaml"
+    (cd "$work" && GOFLAGS=-mod=mod nice ./builder --config builder.yaml >&2)
+    cp "$work/dist/otelcol-codectx" "$bin/otelcol-codectx"
+    rm -rf "$work"
+    mark otelcol-codectx "$stamp"
+  fi
+}
+
 case "${1:-all}" in
   chart) chart_tools ;;
   cluster) chart_tools; cluster_tools ;;
-  all) chart_tools; cluster_tools ;;
-  *) echo "usage: $0 [all|chart|cluster]" >&2; exit 2 ;;
+  telemetry) telemetry_tools ;;
+  all) chart_tools; cluster_tools; telemetry_tools ;;
+  *) echo "usage: $0 [all|chart|cluster|telemetry]" >&2; exit 2 ;;
 esac
 echo "$bin"

@@ -182,3 +182,53 @@ template:
         emptyDir: {}
         {{- end }}
 {{- end -}}
+
+{{/* Where components send OTLP: the configured endpoint, else the chart's collector. */}}
+{{- define "codectx.otlpEndpoint" -}}
+{{- if .Values.telemetry.otlpEndpoint -}}
+{{- .Values.telemetry.otlpEndpoint -}}
+{{- else if .Values.telemetry.collector.enabled -}}
+{{- printf "http://%s:4317" (include "codectx.component" (dict "root" . "name" "otel-collector")) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The OpenTelemetry Collector's configuration (charts/codectx/templates/telemetry.yaml). */}}
+{{- define "codectx.collectorConfig" -}}
+{{- $collector := .Values.telemetry.collector -}}
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 0.0.0.0:4317
+processors:
+  memory_limiter:
+    check_interval: 1s
+    limit_percentage: 80
+    spike_limit_percentage: 25
+  batch: {}
+exporters:
+  prometheus:
+    endpoint: 0.0.0.0:{{ $collector.prometheusPort }}
+  debug:
+    verbosity: basic
+  {{- with $collector.tracesEndpoint }}
+  otlp/traces:
+    endpoint: {{ . | quote }}
+    tls:
+      insecure: {{ $collector.tracesInsecure }}
+  {{- end }}
+extensions:
+  health_check:
+    endpoint: 0.0.0.0:13133
+service:
+  extensions: [health_check]
+  pipelines:
+    metrics:
+      receivers: [otlp]
+      processors: [memory_limiter, batch]
+      exporters: [prometheus]
+    traces:
+      receivers: [otlp]
+      processors: [memory_limiter, batch]
+      exporters: [{{ if $collector.tracesEndpoint }}otlp/traces{{ else }}debug{{ end }}]
+{{- end -}}

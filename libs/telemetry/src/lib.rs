@@ -20,7 +20,8 @@ use tracing_subscriber::{EnvFilter, Layer};
 pub struct TelemetryConfig {
     /// `tracing` filter directives, e.g. `info,codectx_authz=debug`. `RUST_LOG` wins.
     pub log_filter: String,
-    /// OTLP/gRPC collector endpoint (e.g. `http://otel-collector:4317`); empty: no export.
+    /// OTLP/gRPC collector endpoint (e.g. `http://otel-collector:4317`); empty: the
+    /// standard `OTEL_EXPORTER_OTLP_ENDPOINT` variable, else no export.
     pub otlp_endpoint: String,
 }
 
@@ -29,6 +30,17 @@ impl Default for TelemetryConfig {
         Self {
             log_filter: "info".into(),
             otlp_endpoint: String::new(),
+        }
+    }
+}
+
+impl TelemetryConfig {
+    /// Where spans and metrics go: the configured endpoint, else the standard variable.
+    pub fn effective_endpoint(&self) -> String {
+        if self.otlp_endpoint.is_empty() {
+            std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT").unwrap_or_default()
+        } else {
+            self.otlp_endpoint.clone()
         }
     }
 }
@@ -79,7 +91,8 @@ pub fn init(
         .with_writer(std::io::stderr)
         .with_target(true);
 
-    if config.otlp_endpoint.is_empty() {
+    let endpoint = config.effective_endpoint();
+    if endpoint.is_empty() {
         let _ = tracing_subscriber::registry()
             .with(fmt.with_filter(filter))
             .try_init();
@@ -90,7 +103,7 @@ pub fn init(
     }
 
     let exporter_error = |reason: String| TelemetryError::Exporter {
-        endpoint: config.otlp_endpoint.clone(),
+        endpoint: endpoint.clone(),
         reason,
     };
     let resource = Resource::builder()
@@ -98,7 +111,7 @@ pub fn init(
         .build();
     let span_exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_tonic()
-        .with_endpoint(&config.otlp_endpoint)
+        .with_endpoint(&endpoint)
         .build()
         .map_err(|e| exporter_error(e.to_string()))?;
     let tracer_provider = SdkTracerProvider::builder()
@@ -107,7 +120,7 @@ pub fn init(
         .build();
     let metric_exporter = opentelemetry_otlp::MetricExporter::builder()
         .with_tonic()
-        .with_endpoint(&config.otlp_endpoint)
+        .with_endpoint(&endpoint)
         .build()
         .map_err(|e| exporter_error(e.to_string()))?;
     let meter_provider = SdkMeterProvider::builder()
@@ -115,6 +128,7 @@ pub fn init(
         .with_resource(resource)
         .build();
     opentelemetry::global::set_meter_provider(meter_provider.clone());
+    register_fallback_series();
     let tracer = tracer_provider.tracer(service_name.to_owned());
     // Spans go out under the same filter as the logs: without one, every trace-level
     // span of the HTTP/2 stack would be built and exported on every request.
@@ -233,19 +247,49 @@ pub fn tool_tokens() -> &'static opentelemetry::metrics::Counter<u64> {
     })
 }
 
-/// Records that an answer went out without `leg` (see [`RETRIEVAL_FALLBACKS`]). `leg`
-/// is one of a fixed set of names written in code, never a value from a request.
-pub fn record_fallback(leg: &'static str) {
+/// A retrieval leg an answer can go out without (the `leg` label of
+/// [`RETRIEVAL_FALLBACKS`]): a fixed set, so the label stays bounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FallbackLeg {
+    /// The dense (vector) leg of memory recall.
+    Vector,
+    /// The memory notes `minimal_context` adds to code answers.
+    MemoryNotes,
+}
+
+impl FallbackLeg {
+    pub const ALL: [FallbackLeg; 2] = [FallbackLeg::Vector, FallbackLeg::MemoryNotes];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FallbackLeg::Vector => "vector",
+            FallbackLeg::MemoryNotes => "memory_notes",
+        }
+    }
+}
+
+fn fallbacks() -> &'static opentelemetry::metrics::Counter<u64> {
     static COUNTER: std::sync::OnceLock<opentelemetry::metrics::Counter<u64>> =
         std::sync::OnceLock::new();
-    COUNTER
-        .get_or_init(|| {
-            opentelemetry::global::meter("codectx")
-                .u64_counter(RETRIEVAL_FALLBACKS)
-                .with_description("Answers given without a failed or late retrieval leg")
-                .build()
-        })
-        .add(1, &[opentelemetry::KeyValue::new("leg", leg)]);
+    COUNTER.get_or_init(|| {
+        opentelemetry::global::meter("codectx")
+            .u64_counter(RETRIEVAL_FALLBACKS)
+            .with_description("Answers given without a failed or late retrieval leg")
+            .build()
+    })
+}
+
+/// Records that an answer went out without `leg` (see [`RETRIEVAL_FALLBACKS`]).
+pub fn record_fallback(leg: FallbackLeg) {
+    fallbacks().add(1, &[opentelemetry::KeyValue::new("leg", leg.as_str())]);
+}
+
+/// Starts every fallback series at zero, so a rate reads 0 rather than "no data" until
+/// the first fallback (called once the meter provider is installed).
+fn register_fallback_series() {
+    for leg in FallbackLeg::ALL {
+        fallbacks().add(0, &[opentelemetry::KeyValue::new("leg", leg.as_str())]);
+    }
 }
 
 /// One method's server-side latency histogram, as a service recorded it.

@@ -1164,7 +1164,7 @@ async fn memory_notes(
     let recalled = crate::memory::recall(legs, context, &task[..end], MEMORY_NOTES, 1)
         .await
         .map_err(|error| {
-            codectx_telemetry::record_fallback("memory_notes");
+            codectx_telemetry::record_fallback(codectx_telemetry::FallbackLeg::MemoryNotes);
             tracing::debug!(%error, "memory notes skipped")
         })
         .ok()?;

@@ -387,7 +387,7 @@ pub async fn recall(
                 .collect()
         }
         Err(error) => {
-            codectx_telemetry::record_fallback("vector");
+            codectx_telemetry::record_fallback(codectx_telemetry::FallbackLeg::Vector);
             degraded.push(format!("vector: {}", error.message()));
             Vec::new()
         }
