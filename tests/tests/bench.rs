@@ -141,6 +141,27 @@ fn a_workload_md_file_runs_and_is_scored_from_the_checkout() {
     assert_eq!(raw["questions"], 2);
 
     let load = &report["load"];
+    // Session mode: the session's calls in one MCP session and each in its own; every
+    // call scored on its own evidence, tokens summed per session.
+    let session = &report["sessions"][0];
+    assert_eq!(session["id"], "SHOP-S1");
+    assert_eq!(session["calls"].as_array().unwrap().len(), 4);
+    assert_eq!(session["calls"][3]["repeat"], true, "{session}");
+    assert_eq!(session["passed"], true, "{session}");
+    assert_eq!(session["baseline_tokens"], expected_baseline);
+    let returned = session["returned_tokens"].as_u64().unwrap();
+    let per_call: u64 = session["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["returned_tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(returned, per_call);
+    assert!(session["isolated_tokens"].as_u64().unwrap() > 0);
+    let sessions = &report["session_aggregates"][0];
+    assert_eq!(sessions["arm"], "hybrid");
+    assert_eq!(sessions["sessions"], 1);
+    assert_eq!(sessions["evidence_coverage_pct"], 100.0);
     assert_eq!(load["clients"], 2);
     assert!(load["calls"].as_u64().unwrap() > 0, "{load}");
     assert_eq!(load["timeouts"], 0);

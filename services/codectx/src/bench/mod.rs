@@ -6,13 +6,16 @@
 //! and one stack per retrieval arm (`hybrid`, the product; `lexical`; `dense`), each run
 //! in call mode (the question's own tool call) and task mode (`minimal_context` with the
 //! question). Load mode replays the workload from N concurrent MCP clients on the hybrid
-//! stack and reads each service's own latency histogram.
+//! stack and reads each service's own latency histogram. Session mode (bench/SESSIONS.md,
+//! [`session`]) runs a workload's sessions on the hybrid stack, each in one MCP session
+//! and call by call in isolated ones.
 
 pub mod client;
 mod load;
 pub mod oracle;
 mod report;
 pub mod score;
+pub mod session;
 pub mod workload;
 
 use std::collections::BTreeMap;
@@ -29,7 +32,7 @@ use crate::indexing::{self, IndexArgs};
 use crate::stack::{ServiceKind, Stack, StackOptions};
 use client::{CallOutcome, McpClient};
 use score::{AnswerShape, Evidence, Scored};
-use workload::{Expected, Question, Workload};
+use workload::{Expected, Question, Session, Workload};
 
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -210,8 +213,25 @@ struct Baseline {
 }
 
 fn baseline(root: &Path, question: &Question, warnings: &mut Vec<String>) -> Baseline {
+    files_baseline(
+        root,
+        &question.id,
+        &question.baseline_files,
+        question.baseline_tokens,
+        warnings,
+    )
+}
+
+/// The raw-file baseline of `files` under `root`; `stated` is checked against it.
+fn files_baseline(
+    root: &Path,
+    id: &str,
+    files: &[String],
+    stated: Option<u64>,
+    warnings: &mut Vec<String>,
+) -> Baseline {
     let mut out = Baseline::default();
-    for file in &question.baseline_files {
+    for file in files {
         match std::fs::read(root.join(file)) {
             Ok(bytes) => {
                 out.tokens += score::tokens(bytes.len());
@@ -221,21 +241,41 @@ fn baseline(root: &Path, question: &Question, warnings: &mut Vec<String>) -> Bas
                 out.text.push('\n');
             }
             Err(error) => warnings.push(format!(
-                "{}: baseline file {file} cannot be read under {}: {error}",
-                question.id,
+                "{id}: baseline file {file} cannot be read under {}: {error}",
                 root.display()
             )),
         }
     }
-    if let Some(stated) = question.baseline_tokens
+    if let Some(stated) = stated
         && stated != out.tokens
     {
         warnings.push(format!(
-            "{}: the workload says baseline_tokens {stated}; this checkout gives {} (used)",
-            question.id, out.tokens
+            "{id}: the workload says baseline_tokens {stated}; this checkout gives {} (used)",
+            out.tokens
         ));
     }
     out
+}
+
+/// Session baselines by session id.
+fn session_baselines(
+    sessions: &[Session],
+    repos: &BTreeMap<String, PathBuf>,
+    warnings: &mut Vec<String>,
+) -> BTreeMap<String, u64> {
+    sessions
+        .iter()
+        .map(|s| {
+            let baseline = files_baseline(
+                &repos[&s.repo],
+                &s.id,
+                &s.baseline_files,
+                s.baseline_tokens,
+                warnings,
+            );
+            (s.id.clone(), baseline.tokens)
+        })
+        .collect()
 }
 
 fn parse_repos(pairs: &[String]) -> anyhow::Result<BTreeMap<String, PathBuf>> {
@@ -266,7 +306,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
         .clone()
         .context("--workload is required (or a subcommand: codectx bench oracle)")?;
     let workload = Workload::load(&workload_path)?;
-    let questions = workload
+    let (questions, sessions) = workload
         .select(&args.questions)
         .map_err(|e| anyhow::anyhow!(e))?;
     let repos = parse_repos(&args.repos)?;
@@ -313,6 +353,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
         .map(|q| (q.id.clone(), baseline(&repos[&q.repo], q, &mut warnings)))
         .collect();
     let mut results = raw_file_arm(&questions, &baselines);
+    let session_baselines = session_baselines(&sessions, &repos, &mut warnings);
+    let mut session_results = Vec::new();
 
     let modes: Vec<Mode> = match args.mode {
         ModeSelection::Call => vec![Mode::Call],
@@ -382,6 +424,21 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
             }
         }
         client.close().await;
+        // Sessions measure the product's session behaviour: the hybrid arm only.
+        if *arm == Arm::Hybrid {
+            for session in &sessions {
+                session_results.push(
+                    session::run(
+                        &url,
+                        &api_key,
+                        arm.name(),
+                        session,
+                        session_baselines[&session.id],
+                    )
+                    .await?,
+                );
+            }
+        }
         if *arm == Arm::Hybrid && args.concurrency > 0 {
             let calls: Vec<(String, Map<String, Value>)> = questions
                 .iter()
@@ -403,6 +460,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
         modes: &modes,
         indexed,
         results,
+        sessions: session_results,
         load: load_report,
         warnings,
         started_at,

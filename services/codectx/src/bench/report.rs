@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::load::LoadReport;
 use super::score::{Aggregate, aggregate};
+use super::session::{self, SessionAggregate, SessionResult};
 use super::workload::{ESTIMATOR, Workload};
 use super::{Arm, Mode, QuestionResult};
 
@@ -49,6 +50,10 @@ pub struct Report {
     pub repos: Vec<IndexedRepo>,
     pub aggregates: Vec<ArmAggregate>,
     pub questions: Vec<QuestionResult>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub session_aggregates: Vec<SessionAggregate>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<SessionResult>,
     pub load: Option<LoadReport>,
     pub warnings: Vec<String>,
 }
@@ -60,6 +65,7 @@ pub struct Inputs<'a> {
     pub modes: &'a [Mode],
     pub indexed: Vec<IndexedRepo>,
     pub results: Vec<QuestionResult>,
+    pub sessions: Vec<SessionResult>,
     pub load: Option<LoadReport>,
     pub warnings: Vec<String>,
     pub started_at: std::time::SystemTime,
@@ -100,6 +106,16 @@ impl Report {
             repos: inputs.indexed,
             aggregates,
             questions: inputs.results,
+            session_aggregates: if inputs.sessions.is_empty() {
+                Vec::new()
+            } else {
+                let mut arms: Vec<&str> = inputs.sessions.iter().map(|s| s.arm.as_str()).collect();
+                arms.dedup();
+                arms.iter()
+                    .map(|arm| session::aggregate(arm, &inputs.sessions))
+                    .collect()
+            },
+            sessions: inputs.sessions,
             load: inputs.load,
             warnings: inputs.warnings,
         }
@@ -193,7 +209,12 @@ impl Report {
             );
         }
         out.push('\n');
-        self.per_question(&mut out);
+        if !self.questions.is_empty() {
+            self.per_question(&mut out);
+        }
+        if !self.sessions.is_empty() {
+            self.session_tables(&mut out);
+        }
         if let Some(load) = &self.load {
             Self::load_tables(load, &mut out);
         }
@@ -265,6 +286,62 @@ impl Report {
         out.push_str(
             "\nCells: returned tokens, evidence found/required, FAIL when the answer did not pass.\n\n",
         );
+    }
+
+    fn session_tables(&self, out: &mut String) {
+        out.push_str("Sessions (bench/SESSIONS.md): the calls of each session in one MCP session, and each call in a fresh one (isolated).\n\n| arm | sessions | passed | calls | baseline tokens | returned tokens | reduction | isolated tokens | saved by the session | evidence coverage |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for a in &self.session_aggregates {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                a.arm,
+                a.sessions,
+                a.passed,
+                a.calls,
+                a.baseline_tokens,
+                a.returned_tokens,
+                percent(a.reduction_pct),
+                a.isolated_tokens,
+                percent(a.session_saving_pct),
+                percent(a.evidence_coverage_pct),
+            );
+        }
+        out.push_str("\n| session | repo | calls (repeats) | baseline | returned | isolated | evidence | failed calls |\n|---|---|---:|---:|---:|---:|---:|---|\n");
+        for s in &self.sessions {
+            let failed: Vec<String> = s
+                .calls
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !c.passed)
+                .map(|(i, c)| {
+                    format!(
+                        "{} {} (missing {})",
+                        i + 1,
+                        c.tool,
+                        c.evidence.missing.join(", ")
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} ({}) | {} | {} | {} | {}/{} | {} |",
+                s.id,
+                s.repo,
+                s.calls.len(),
+                s.calls.iter().filter(|c| c.repeat).count(),
+                s.baseline_tokens,
+                s.returned_tokens,
+                s.isolated_tokens,
+                s.evidence_found,
+                s.evidence_required,
+                if failed.is_empty() {
+                    "-".to_owned()
+                } else {
+                    failed.join("; ")
+                }
+            );
+        }
+        out.push('\n');
     }
 
     fn load_tables(load: &LoadReport, out: &mut String) {

@@ -19,6 +19,38 @@ pub struct Workload {
     /// succeed. WORKLOAD.md has no way to seed memory, which recall questions need.
     #[serde(default)]
     pub setup: Vec<SetupCall>,
+    /// Extension (bench/SESSIONS.md): sequences of calls one agent makes in one MCP
+    /// session, scored per call and summed per session.
+    #[serde(default)]
+    pub sessions: Vec<Session>,
+}
+
+/// One agent's MCP session on one change (bench/SESSIONS.md).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Session {
+    pub id: String,
+    pub repo: String,
+    #[serde(default)]
+    pub goal: String,
+    pub calls: Vec<SessionCall>,
+    #[serde(default)]
+    pub baseline_files: Vec<String>,
+    #[serde(default)]
+    pub baseline_tokens: Option<u64>,
+}
+
+/// One call of a session, with the evidence its own answer must carry.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionCall {
+    pub tool: String,
+    #[serde(default)]
+    pub arguments: Map<String, Value>,
+    #[serde(default)]
+    pub must_contain: Vec<String>,
+    #[serde(default)]
+    pub must_not_contain: Vec<String>,
 }
 
 fn default_estimator() -> String {
@@ -132,11 +164,25 @@ impl Workload {
                 self.estimator
             ));
         }
-        if self.questions.is_empty() {
-            return Err("it has no questions".into());
+        if self.questions.is_empty() && self.sessions.is_empty() {
+            return Err("it has no questions and no sessions".into());
         }
         let keys: BTreeSet<&str> = self.repos.iter().map(|r| r.key.as_str()).collect();
         let mut ids = BTreeSet::new();
+        for session in &self.sessions {
+            if !ids.insert(session.id.as_str()) {
+                return Err(format!("session id {} appears twice", session.id));
+            }
+            if !keys.contains(session.repo.as_str()) {
+                return Err(format!(
+                    "session {} names repo {:?}, which `repos` does not list",
+                    session.id, session.repo
+                ));
+            }
+            if session.calls.is_empty() {
+                return Err(format!("session {} has no calls", session.id));
+            }
+        }
         for question in &self.questions {
             if !ids.insert(question.id.as_str()) {
                 return Err(format!("question id {} appears twice", question.id));
@@ -154,21 +200,27 @@ impl Workload {
         Ok(())
     }
 
-    /// The questions whose id is in `only` (all when empty); unknown ids are an error.
-    pub fn select(&self, only: &[String]) -> Result<Vec<Question>, String> {
+    /// The questions and sessions whose id is in `only` (all when empty); unknown ids
+    /// are an error.
+    pub fn select(&self, only: &[String]) -> Result<(Vec<Question>, Vec<Session>), String> {
         if only.is_empty() {
-            return Ok(self.questions.clone());
+            return Ok((self.questions.clone(), self.sessions.clone()));
         }
-        let by_id: BTreeMap<&str, &Question> =
+        let questions: BTreeMap<&str, &Question> =
             self.questions.iter().map(|q| (q.id.as_str(), q)).collect();
-        only.iter()
-            .map(|id| {
-                by_id
-                    .get(id.as_str())
-                    .map(|q| (*q).clone())
-                    .ok_or_else(|| format!("--questions names {id}, which the workload lacks"))
-            })
-            .collect()
+        let sessions: BTreeMap<&str, &Session> =
+            self.sessions.iter().map(|s| (s.id.as_str(), s)).collect();
+        let mut chosen = (Vec::new(), Vec::new());
+        for id in only {
+            if let Some(question) = questions.get(id.as_str()) {
+                chosen.0.push((*question).clone());
+            } else if let Some(session) = sessions.get(id.as_str()) {
+                chosen.1.push((*session).clone());
+            } else {
+                return Err(format!("--questions names {id}, which the workload lacks"));
+            }
+        }
+        Ok(chosen)
     }
 }
 
@@ -229,8 +281,49 @@ mod tests {
     #[test]
     fn selects_questions_by_id() {
         let workload: Workload = serde_json::from_str(EXAMPLE).unwrap();
-        assert_eq!(workload.select(&[]).unwrap().len(), 1);
-        assert_eq!(workload.select(&["PY-01".into()]).unwrap().len(), 1);
+        assert_eq!(workload.select(&[]).unwrap().0.len(), 1);
+        assert_eq!(workload.select(&["PY-01".into()]).unwrap().0.len(), 1);
         assert!(workload.select(&["PY-99".into()]).is_err());
+    }
+
+    const SESSIONS: &str = r#"{
+      "name": "sessions",
+      "repos": [{"key": "gin", "language": "go"}],
+      "questions": [],
+      "sessions": [
+        {"id": "S-1", "repo": "gin", "goal": "change FormFile",
+         "calls": [
+           {"tool": "search", "arguments": {"repository": "gin", "query": "form file"},
+            "must_contain": ["FormFile"], "must_not_contain": []},
+           {"tool": "search", "arguments": {"repository": "gin", "query": "form file"},
+            "must_contain": ["FormFile"]}
+         ],
+         "baseline_files": ["context.go"], "baseline_tokens": 10}
+      ]
+    }"#;
+
+    #[test]
+    fn reads_sessions_and_checks_them() {
+        let workload: Workload = serde_json::from_str(SESSIONS).unwrap();
+        workload.validate().unwrap();
+        assert_eq!(workload.sessions[0].calls.len(), 2);
+        let (questions, sessions) = workload.select(&["S-1".into()]).unwrap();
+        assert!(questions.is_empty());
+        assert_eq!(sessions.len(), 1);
+        let mut empty = workload.clone();
+        empty.sessions[0].calls.clear();
+        assert!(empty.validate().unwrap_err().contains("no calls"));
+        let mut elsewhere = workload.clone();
+        elsewhere.sessions[0].repo = "express".into();
+        assert!(elsewhere.validate().unwrap_err().contains("express"));
+        let mut nothing = workload;
+        nothing.sessions.clear();
+        assert!(nothing.validate().unwrap_err().contains("no questions"));
+        // A misspelt field is an error, not a silently empty list.
+        let typo = SESSIONS.replace(
+            "\"must_contain\": [\"FormFile\"], \"must_not",
+            "\"must_contains\": [\"FormFile\"], \"must_not",
+        );
+        assert!(serde_json::from_str::<Workload>(&typo).is_err());
     }
 }
