@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import os
 import sys
 
@@ -50,13 +49,30 @@ def connect(args: argparse.Namespace, key: str) -> Client:
     return Client(StdioServerParameters(command=args.codectx, args=command, env=env), mode=args.mode)
 
 
+STRUCTURED = {"codectx/structured_content": True}
+
+
 async def call(client: Client, tool: str, arguments: dict) -> tuple[bool, dict, str]:
-    result = await client.call_tool(tool, arguments)
+    """One tools/call asking for the structured JSON too (as a program would)."""
+    result = await client.call_tool(tool, arguments, meta=STRUCTURED)
     text = result.content[0].text if result.content else ""
     value = result.structured_content
-    assert value is not None, f"{tool}: no structured content"
-    assert json.loads(text) == value, f"{tool}: the text copy differs from the structured content"
+    assert value is not None, f"{tool}: no structured content although _meta asked for it"
+    # The text is the compact rendering for models: the status first, every entry's file.
+    expect(text.startswith(f"status: {value['status']}\n"), f"{tool}: the text starts with the status", text)
+    for entry in value.get("entries", []):
+        if isinstance(entry, dict) and entry.get("path"):
+            expect(entry["path"] in text, f"{tool}: the text names {entry['path']}", text)
+    expect(not text.lstrip().startswith("{"), f"{tool}: the text is not the JSON again", text)
     return bool(result.is_error), value, text
+
+
+async def call_text(client: Client, tool: str, arguments: dict) -> tuple[bool, str]:
+    """One tools/call as an agent makes it: the text alone travels by default."""
+    result = await client.call_tool(tool, arguments)
+    expect(result.structured_content is None, f"{tool}: no structured content by default", result.structured_content)
+    text = result.content[0].text if result.content else ""
+    return bool(result.is_error), text
 
 
 def expect(condition: bool, message: str, value: object = None) -> None:
@@ -106,7 +122,11 @@ async def tenant_a(args: argparse.Namespace) -> None:
         error, value, text = await call(client, "minimal_context", {"task": "add a timeout option to NewServer"})
         expect(not error and value["status"] == "ok", "minimal_context", value)
         expect(value["tokens"] <= 1500, "minimal_context within 1,500 tokens", value)
-        expect(value["tokens"] == math.ceil(len(text.encode()) / 4), "estimate is ceil(bytes/4)", value)
+        expect(len(text.encode()) < len(json.dumps(value).encode()), "the text is smaller than the JSON", text)
+        # What an agent gets by default: the same answer as text alone.
+        error, plain = await call_text(client, "minimal_context", {"task": "add a timeout option to NewServer"})
+        expect(not error and plain.startswith("status: ok\n"), "text-only minimal_context", plain)
+        expect("server.NewServer" in plain and "server/server.go:21-23" in plain, "the text names the subject", plain)
         expect(value["entries"][0]["qualified_name"] == "example.com/shop/server.NewServer", "subject", value)
         error, value, _ = await call(
             client,

@@ -360,7 +360,9 @@ async fn a_hostile_tenant_reads_nothing_and_breaks_nothing() {
 
     // The victim's own data: a remembered canary and a symbol's id and fingerprint.
     let canary = format!("CANARY-{}", codectx_core::ids::mint("cny"));
-    let victim_client = McpClient::connect(&url, &victim.member_key).await.unwrap();
+    let victim_client = McpClient::connect_structured(&url, &victim.member_key)
+        .await
+        .unwrap();
     let remembered = victim_client
         .call(
             "remember",

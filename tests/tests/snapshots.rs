@@ -1,5 +1,5 @@
 //! Snapshot tests (insta): the MCP tool list, and one assembled answer per tool on the Go
-//! fixture. A change to a tool's contract or an answer's shape shows up as a snapshot
+//! fixture, as JSON (for programs) and as the compact text a model reads. A change to a tool's contract or an answer's shape shows up as a snapshot
 //! diff to review (`INSTA_UPDATE=always cargo test --test snapshots` rewrites them).
 
 use codectx::stack::ServiceKind;
@@ -41,6 +41,10 @@ async fn one_answer_per_tool() {
         .await
         .unwrap();
     insta::assert_json_snapshot!("minimal_context", json(&answer));
+    insta::assert_snapshot!(
+        "minimal_context_text",
+        codectx_gateway::render::render(&json(&answer))
+    );
 
     let answer = assembler
         .search(
@@ -53,6 +57,10 @@ async fn one_answer_per_tool() {
         .await
         .unwrap();
     insta::assert_json_snapshot!("search", json(&answer));
+    insta::assert_snapshot!(
+        "search_text",
+        codectx_gateway::render::render(&json(&answer))
+    );
 
     let answer = assembler
         .symbol_context(
@@ -65,6 +73,10 @@ async fn one_answer_per_tool() {
         .await
         .unwrap();
     insta::assert_json_snapshot!("get_symbol_context", json(&answer));
+    insta::assert_snapshot!(
+        "get_symbol_context_text",
+        codectx_gateway::render::render(&json(&answer))
+    );
 
     let answer = assembler
         .call_graph(
@@ -79,6 +91,10 @@ async fn one_answer_per_tool() {
         .await
         .unwrap();
     insta::assert_json_snapshot!("get_call_graph", json(&answer));
+    insta::assert_snapshot!(
+        "get_call_graph_text",
+        codectx_gateway::render::render(&json(&answer))
+    );
 
     let answer = assembler
         .pr_context(
@@ -93,6 +109,10 @@ async fn one_answer_per_tool() {
         .await
         .unwrap();
     insta::assert_json_snapshot!("get_pr_context", json(&answer));
+    insta::assert_snapshot!(
+        "get_pr_context_text",
+        codectx_gateway::render::render(&json(&answer))
+    );
 
     let answer = assembler
         .code_snippet(
@@ -105,6 +125,10 @@ async fn one_answer_per_tool() {
         .await
         .unwrap();
     insta::assert_json_snapshot!("get_code_snippet", json(&answer));
+    insta::assert_snapshot!(
+        "get_code_snippet_text",
+        codectx_gateway::render::render(&json(&answer))
+    );
 
     let answer = assembler
         .remember(
@@ -126,6 +150,7 @@ async fn one_answer_per_tool() {
     // Whether the vector was stored depends on the model being loaded yet.
     value["embedding"] = Value::from("[stored or pending]");
     value["tokens"] = Value::from("[tokens]");
+    insta::assert_snapshot!("remember_text", codectx_gateway::render::render(&value));
     insta::assert_json_snapshot!("remember", value);
 
     let answer = assembler
@@ -145,6 +170,7 @@ async fn one_answer_per_tool() {
     value["entries"][0]["found_by"] = Value::from("[legs]");
     value["tokens"] = Value::from("[tokens]");
     value["provenance"]["degraded"] = Value::from("[degraded]");
+    insta::assert_snapshot!("recall_text", codectx_gateway::render::render(&value));
     insta::assert_json_snapshot!("recall", value);
 
     let answer = assembler
@@ -157,5 +183,9 @@ async fn one_answer_per_tool() {
         .await
         .unwrap();
     insta::assert_json_snapshot!("forget", json(&answer));
+    insta::assert_snapshot!(
+        "forget_text",
+        codectx_gateway::render::render(&json(&answer))
+    );
     f.stack.stack.stop().await.unwrap();
 }

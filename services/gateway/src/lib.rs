@@ -6,6 +6,7 @@
 //! compression statistics answer UNIMPLEMENTED until the compression issue.
 
 pub mod mcp;
+pub mod render;
 pub mod request;
 pub mod sessions;
 
@@ -48,6 +49,16 @@ pub struct Config {
     pub tenant: TenantConfig,
     pub http: HttpConfig,
     pub peers: Peers,
+    pub mcp: McpConfig,
+}
+
+/// The `[mcp]` section: what tool results carry.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    /// `never` (default): the compact text only; `always`: also the structured JSON.
+    /// A call's `_meta` `codectx/structured_content` overrides it.
+    pub structured_content: mcp::StructuredContent,
 }
 
 /// The `[http]` section: where agents connect.
@@ -85,6 +96,7 @@ impl Default for Config {
             tenant: TenantConfig::default(),
             http: HttpConfig::default(),
             peers: Peers::default(),
+            mcp: McpConfig::default(),
         }
     }
 }
@@ -134,6 +146,7 @@ pub async fn build(config: Config, verifier: Arc<Verifier>) -> Result<Gateway, E
         assembler: AssemblerClient::connect(&config.peers.context_assembler)?,
         verifier,
         keys: mcp::KeySource::Bearer,
+        structured: config.mcp.structured_content,
     };
     let service = BuiltService {
         name: NAME,

@@ -12,8 +12,8 @@ use codectx_proto::assembler::v1 as pb;
 use codectx_proto::authz::v1 as authz;
 use codectx_tenant::{TenantContext, Verifier};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -39,14 +39,34 @@ pub struct Tools {
     pub assembler: AssemblerClient,
     pub verifier: Arc<Verifier>,
     pub keys: KeySource,
+    /// Whether results carry the structured JSON besides the text a model reads.
+    pub structured: StructuredContent,
 }
+
+/// Whether a tool result carries its answer as structured JSON (for programs) besides
+/// the compact text (for models, [`crate::render`]). No tool declares an output schema,
+/// so MCP lets the text travel alone. A call overrides the server's choice with
+/// `_meta: {"codectx/structured_content": true|false}`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StructuredContent {
+    /// Text only: an agent pays for every token, and the text holds every value.
+    #[default]
+    Never,
+    /// Text and the structured JSON.
+    Always,
+}
+
+/// The `_meta` key with which a call asks for (or declines) structured content.
+pub const STRUCTURED_META: &str = "codectx/structured_content";
 
 const INSTRUCTIONS: &str = "codectx answers questions about indexed repositories and keeps \
 agent memory. Start with list_repositories, then minimal_context for a task or search for \
 words; get_symbol_context and get_call_graph for one symbol; get_pr_context for a diff; \
-get_code_snippet only when you need the source. Every answer is JSON with a status \
-(ok, not_found, ambiguous, denied, budget_exceeded, truncated), entries, omitted items and \
-a token estimate.";
+get_code_snippet only when you need the source. Every answer starts with its status \
+(ok, not_found, ambiguous, denied, budget_exceeded, truncated), then its entries (kind, name, \
+path:lines, then their fields; neighbours grouped by file, `(here)` for the entry's own file) \
+and what was omitted.";
 
 fn schema(value: Value) -> Arc<JsonObject> {
     match value {
@@ -209,7 +229,7 @@ pub fn tools() -> Vec<Tool> {
 
 /// A typed error as the agent sees it: a tool result flagged as an error, naming the field
 /// and the limit where there is one.
-fn error_result(error: &Error) -> CallToolResult {
+fn error_value(error: &Error) -> Value {
     let error = &error.for_agent();
     let mut value = json!({
         "status": "error",
@@ -225,13 +245,25 @@ fn error_result(error: &Error) -> CallToolResult {
     if !error.suggestions().is_empty() {
         value["suggestions"] = Value::from(error.suggestions().to_vec());
     }
-    CallToolResult::structured_error(value)
+    value
 }
 
-fn answer_result(answer: pb::ContextAnswer) -> Result<CallToolResult, Error> {
-    let value: Value = serde_json::from_str(&answer.json)
-        .map_err(|e| Error::internal(format!("assembler answer is not JSON: {e}")))?;
-    Ok(CallToolResult::structured(value))
+fn answer_value(answer: pb::ContextAnswer) -> Result<Value, Error> {
+    serde_json::from_str(&answer.json)
+        .map_err(|e| Error::internal(format!("assembler answer is not JSON: {e}")))
+}
+
+/// The tool result: the compact text, and the JSON when `structured`.
+fn tool_result(value: Value, is_error: bool, structured: bool) -> CallToolResult {
+    let mut result = if is_error {
+        CallToolResult::error(vec![ContentBlock::text(crate::render::render(&value))])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(crate::render::render(&value))])
+    };
+    if structured {
+        result.structured_content = Some(value);
+    }
+    result
 }
 
 impl Tools {
@@ -305,12 +337,7 @@ impl Tools {
             })
     }
 
-    async fn call(
-        &self,
-        name: &str,
-        arguments: JsonObject,
-        key: &str,
-    ) -> Result<CallToolResult, Error> {
+    async fn call(&self, name: &str, arguments: JsonObject, key: &str) -> Result<Value, Error> {
         // Arguments are checked against the tool's schema before any authz round trip.
         let decoded = request::decode(name, arguments)?;
         let call = match decoded.request {
@@ -335,10 +362,10 @@ impl Tools {
             ToolRequest::Remember(request) => assembler.remember(&context, request).await?,
             ToolRequest::Forget(request) => assembler.forget(&context, request).await?,
         };
-        answer_result(answer)
+        answer_value(answer)
     }
 
-    async fn list_repositories(&self, key: &str) -> Result<CallToolResult, Error> {
+    async fn list_repositories(&self, key: &str) -> Result<Value, Error> {
         let visible = self.visible_repositories(key).await?;
         let entries: Vec<Value> = visible
             .iter()
@@ -347,18 +374,13 @@ impl Tools {
         let (text, _) = codectx_assemble::finalize(
             json!({"status": "ok", "entries": entries, "omitted": [], "tokens": 0}),
         );
-        let value = serde_json::from_str(&text).map_err(|e| Error::internal(e.to_string()))?;
-        Ok(CallToolResult::structured(value))
+        serde_json::from_str(&text).map_err(|e| Error::internal(e.to_string()))
     }
 }
 
 /// Tool latency and tokens returned. Labels come from a fixed set: a tool this gateway
 /// serves (or `unknown`) and `ok` or an error kind; never a tenant, subject or session.
-fn record_tool_metrics(
-    name: &str,
-    outcome: &Result<CallToolResult, Error>,
-    elapsed: std::time::Duration,
-) {
+fn record_tool_metrics(name: &str, outcome: &Result<Value, Error>, elapsed: std::time::Duration) {
     static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     let names = NAMES.get_or_init(|| tools().into_iter().map(|t| t.name.to_string()).collect());
     let tool = if names.iter().any(|known| known == name) {
@@ -380,7 +402,6 @@ fn record_tool_metrics(
     let tokens = outcome
         .as_ref()
         .ok()
-        .and_then(|result| result.structured_content.as_ref())
         .and_then(|value| value.get("tokens"))
         .and_then(Value::as_u64);
     if let Some(tokens) = tokens {
@@ -416,9 +437,15 @@ impl ServerHandler for Tools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name: Cow<'static, str> = request.name.clone();
+        let structured = context
+            .meta
+            .0
+            .get(STRUCTURED_META)
+            .and_then(Value::as_bool)
+            .unwrap_or(self.structured == StructuredContent::Always);
         let key = match self.api_key(&context) {
             Ok(key) => key,
-            Err(error) => return Ok(error_result(&error).into()),
+            Err(error) => return Ok(tool_result(error_value(&error), true, structured).into()),
         };
         let arguments = request.arguments.unwrap_or_default();
         // One trace per tool call (not one per MCP session: the SDK's session span is
@@ -449,14 +476,14 @@ impl ServerHandler for Tools {
             },
         );
         let result = match outcome {
-            Ok(result) => result,
+            Ok(value) => tool_result(value, false, structured),
             Err(error) => {
                 if error.kind() == ErrorKind::Internal {
                     tracing::error!(tool = %name, %error, "tool failed");
                 } else if error.is_redacted_for_agent() {
                     tracing::warn!(tool = %name, %error, reason = error.reason(), "tool failed; the agent saw a generic message");
                 }
-                error_result(&error)
+                tool_result(error_value(&error), true, structured)
             }
         };
         Ok(result.into())

@@ -17,6 +17,9 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 
 pub struct McpClient {
     service: RunningService<RoleClient, ()>,
+    /// Ask for the structured JSON besides the text (`_meta`), as a program would; an
+    /// agent's client (the default) gets what the server sends by default.
+    structured: bool,
 }
 
 /// One tool result as the client received it.
@@ -28,6 +31,8 @@ pub struct CallOutcome {
     pub structured: Option<Value>,
     /// What the agent reads (see [`score::haystack`]).
     pub haystack: String,
+    /// The text blocks, joined.
+    pub text: String,
     pub latency: Duration,
 }
 
@@ -50,7 +55,17 @@ impl McpClient {
             .serve(transport)
             .await
             .map_err(|e| anyhow::anyhow!("cannot open an MCP session at {url}: {e}"))?;
-        Ok(McpClient { service })
+        Ok(McpClient {
+            service,
+            structured: false,
+        })
+    }
+
+    /// A client that asks every call for the structured JSON too (tests and programs).
+    pub async fn connect_structured(url: &str, api_key: &str) -> anyhow::Result<McpClient> {
+        let mut client = Self::connect(url, api_key).await?;
+        client.structured = true;
+        Ok(client)
     }
 
     pub async fn call(
@@ -58,7 +73,18 @@ impl McpClient {
         tool: &str,
         arguments: &Map<String, Value>,
     ) -> Result<CallOutcome, CallError> {
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments.clone());
+        let mut params =
+            CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments.clone());
+        if self.structured {
+            let mut meta = serde_json::Map::new();
+            meta.insert(
+                codectx_gateway::mcp::STRUCTURED_META.into(),
+                Value::Bool(true),
+            );
+            params.meta = Some(rmcp::model::RequestMetaObject(rmcp::model::MetaObject(
+                meta,
+            )));
+        }
         let started = Instant::now();
         let result = tokio::time::timeout(CALL_TIMEOUT, self.service.call_tool(params))
             .await
@@ -74,7 +100,9 @@ impl McpClient {
             .filter_map(|block| block.as_text().map(|t| t.text.as_str()))
             .collect();
         let haystack = score::haystack(&texts, result.structured_content.as_ref());
+        let text = texts.join("\n");
         Ok(CallOutcome {
+            text,
             bytes,
             is_error: result.is_error.unwrap_or(false),
             structured: result.structured_content,

@@ -599,7 +599,8 @@ fn score_answer(
     };
     match outcome {
         Ok(outcome) => {
-            let shape = AnswerShape::of(outcome.is_error, outcome.structured.as_ref());
+            let shape =
+                AnswerShape::of(outcome.is_error, outcome.structured.as_ref(), &outcome.text);
             let evidence = score::evidence(
                 &outcome.haystack,
                 &question.must_contain,
@@ -612,7 +613,8 @@ fn score_answer(
             result.returned_tokens = score::tokens(outcome.bytes);
             result.evidence = evidence;
             result.latency_ms = outcome.latency.as_secs_f64() * 1000.0;
-            result.answer = outcome.structured;
+            // The structured answer when the result carried one, else its text.
+            result.answer = outcome.structured.or(Some(Value::String(outcome.text)));
         }
         Err(error) => result.error = Some(error.to_string()),
     }

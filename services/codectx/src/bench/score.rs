@@ -70,15 +70,39 @@ pub struct AnswerShape {
 }
 
 impl AnswerShape {
-    pub fn of(is_error: bool, structured: Option<&Value>) -> AnswerShape {
+    /// From the structured JSON when the result carries it, else from the text (its
+    /// first line is `status: <status>`; candidates and suggestions are lines of their
+    /// own).
+    pub fn of(is_error: bool, structured: Option<&Value>, text: &str) -> AnswerShape {
+        let Some(structured) = structured else {
+            let status = text
+                .lines()
+                .next()
+                .and_then(|line| line.strip_prefix("status: "))
+                .unwrap_or(if is_error { "error" } else { "" })
+                .trim()
+                .to_owned();
+            let listed = |field: &str| {
+                text.lines().any(|line| {
+                    line.strip_prefix(field)
+                        .and_then(|rest| rest.strip_prefix(':'))
+                        .is_some()
+                })
+            };
+            return AnswerShape {
+                is_error,
+                has_candidates: listed("candidates") || listed("suggestions"),
+                status,
+            };
+        };
         let status = structured
-            .and_then(|v| v.get("status"))
+            .get("status")
             .and_then(Value::as_str)
             .unwrap_or(if is_error { "error" } else { "" })
             .to_owned();
         let non_empty = |field: &str| {
             structured
-                .and_then(|v| v.get(field))
+                .get(field)
                 .and_then(Value::as_array)
                 .is_some_and(|a| !a.is_empty())
         };
@@ -258,25 +282,46 @@ mod tests {
     #[test]
     fn pass_rules() {
         let evidence_ok = evidence("a json/__init__.py dumps", &["dumps".into()], &[]);
-        let found = AnswerShape::of(false, Some(&json!({"status": "ok", "entries": [1]})));
+        let found = AnswerShape::of(false, Some(&json!({"status": "ok", "entries": [1]})), "");
         assert!(passed(Expected::Found, &found, &evidence_ok));
         let missing = evidence("nothing", &["dumps".into()], &[]);
         assert!(!passed(Expected::Found, &found, &missing));
         let forbidden = evidence("dumps secret", &["dumps".into()], &["secret".into()]);
         assert!(!passed(Expected::Found, &found, &forbidden));
-        let error = AnswerShape::of(true, Some(&json!({"status": "error"})));
+        let error = AnswerShape::of(true, Some(&json!({"status": "error"})), "");
         assert!(!passed(Expected::Found, &error, &evidence_ok));
 
-        let none = AnswerShape::of(false, Some(&json!({"status": "not_found", "entries": []})));
+        let none = AnswerShape::of(
+            false,
+            Some(&json!({"status": "not_found", "entries": []})),
+            "",
+        );
         let empty = evidence("", &[], &[]);
         assert!(passed(Expected::None, &none, &empty));
         assert!(!passed(Expected::Found, &none, &empty));
         let with_candidates = AnswerShape::of(
             false,
             Some(&json!({"status": "not_found", "candidates": [{"name": "x"}]})),
+            "",
         );
         assert!(!passed(Expected::None, &with_candidates, &empty));
         assert!(!passed(Expected::None, &found, &empty));
+    }
+
+    #[test]
+    fn the_shape_of_a_text_only_answer_is_read_from_its_text() {
+        let none = AnswerShape::of(false, None, "status: not_found\nnotice: nothing\n");
+        assert_eq!(none.status, "not_found");
+        assert!(!none.has_candidates);
+        let offered = AnswerShape::of(false, None, "status: not_found\nsuggestions: a, b\n");
+        assert!(offered.has_candidates);
+        let listed = AnswerShape::of(false, None, "status: ambiguous\ncandidates:\n  a.py: 1 f\n");
+        assert!(listed.has_candidates);
+        // A field that merely starts with the word is not a candidates list.
+        let other = AnswerShape::of(false, None, "status: ok\ncandidates_seen: 3\n");
+        assert!(!other.has_candidates);
+        let error = AnswerShape::of(true, None, "");
+        assert_eq!(error.status, "error");
     }
 
     #[test]

@@ -69,7 +69,8 @@ fn score_call(
 ) -> SessionCallResult {
     match outcome {
         Ok(outcome) => {
-            let shape = AnswerShape::of(outcome.is_error, outcome.structured.as_ref());
+            let shape =
+                AnswerShape::of(outcome.is_error, outcome.structured.as_ref(), &outcome.text);
             let evidence = score::evidence(
                 &outcome.haystack,
                 &call.must_contain,

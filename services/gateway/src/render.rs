@@ -1,0 +1,474 @@
+//! The text a model reads: a compact rendering of an assembled answer.
+//!
+//! The structured JSON is for programs; a model pays for every repeated key, quote and
+//! brace. The rendering keeps every value of the answer and drops only the syntax:
+//!
+//! - the first line is `status: <status>` (and the notice, when there is one);
+//! - qualified names lose the repository's own module prefix when every slash-separated
+//!   name shares one (`example.com/shop/server.Run` reads `server.Run`), stated once on a
+//!   `names relative to` line so the full name can be rebuilt;
+//! - an entry is a head line `kind name  path:start-end`, then its signature, summary
+//!   and other fields, one per line;
+//! - neighbour lists (callers, callees, tests, ...) are grouped by file, one line per
+//!   file: `path: line kind name; line kind name`; the entry's own file reads `(here)`;
+//! - source text is indented under `source:`, byte for byte;
+//! - empty lists, nulls and empty strings are dropped; `tokens` (the JSON's own size)
+//!   is dropped; any field this module does not know is kept as `key: value`.
+
+use serde_json::{Map, Value};
+
+/// Fields of an entry rendered on its head line or in a fixed place.
+const HEAD_FIELDS: &[&str] = &["kind", "qualified_name", "path", "lines", "line", "text"];
+/// Top-level fields rendered in a fixed place (or dropped: `tokens`).
+const TOP_FIELDS: &[&str] = &[
+    "status",
+    "notice",
+    "entries",
+    "related",
+    "omitted",
+    "next",
+    "provenance",
+    "tokens",
+];
+
+/// Renders an answer envelope (`status`, `entries`, ...) for a model.
+pub fn render(answer: &Value) -> String {
+    let Some(top) = answer.as_object() else {
+        return compact(answer);
+    };
+    let prefix = module_prefix(answer);
+    let name = |text: &str| -> String {
+        match &prefix {
+            Some(prefix) => text
+                .strip_prefix(prefix.as_str())
+                .unwrap_or(text)
+                .to_owned(),
+            None => text.to_owned(),
+        }
+    };
+    let mut out = String::new();
+    let status = top.get("status").and_then(Value::as_str).unwrap_or("ok");
+    out.push_str("status: ");
+    out.push_str(status);
+    out.push('\n');
+    if let Some(notice) = non_empty_str(top.get("notice")) {
+        out.push_str("notice: ");
+        out.push_str(notice);
+        out.push('\n');
+    }
+    if let Some(prefix) = &prefix {
+        out.push_str("names relative to ");
+        out.push_str(prefix);
+        out.push('\n');
+    }
+    for (title, field) in [("", "entries"), ("related:", "related")] {
+        let Some(items) = top.get(field).and_then(Value::as_array) else {
+            continue;
+        };
+        if items.is_empty() {
+            continue;
+        }
+        if !title.is_empty() {
+            out.push_str(title);
+            out.push('\n');
+        }
+        for item in items {
+            render_entry(item, &name, &mut out);
+        }
+    }
+    // Fields an envelope may carry besides the known ones (candidates, suggestions, ...).
+    for (key, value) in top {
+        if TOP_FIELDS.contains(&key.as_str()) || is_empty(value) {
+            continue;
+        }
+        render_field(key, value, "", None, &name, &mut out);
+    }
+    if let Some(omitted) = top.get("omitted").and_then(Value::as_array) {
+        for item in omitted {
+            out.push_str("omitted: ");
+            match item.as_object() {
+                Some(fields) => {
+                    let count = fields.get("count").map(compact).unwrap_or_default();
+                    let what = non_empty_str(fields.get("what")).unwrap_or("");
+                    let reason = non_empty_str(fields.get("reason"));
+                    out.push_str(&format!("{count} {what}").trim().to_owned());
+                    if let Some(reason) = reason {
+                        out.push_str(" (");
+                        out.push_str(reason);
+                        out.push(')');
+                    }
+                    let rest: Map<String, Value> = fields
+                        .iter()
+                        .filter(|(k, v)| {
+                            !["count", "what", "reason"].contains(&k.as_str()) && !is_empty(v)
+                        })
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    if !rest.is_empty() {
+                        out.push(' ');
+                        out.push_str(&compact(&Value::Object(rest)));
+                    }
+                }
+                None => out.push_str(&compact(item)),
+            }
+            out.push('\n');
+        }
+    }
+    if let Some(next) = non_empty_str(top.get("next")) {
+        out.push_str("next: ");
+        out.push_str(next);
+        out.push('\n');
+    }
+    if let Some(provenance) = top.get("provenance").and_then(Value::as_object) {
+        for (key, value) in provenance {
+            if !is_empty(value) {
+                render_field(key, value, "", None, &name, &mut out);
+            }
+        }
+    }
+    out
+}
+
+fn render_entry(entry: &Value, name: &dyn Fn(&str) -> String, out: &mut String) {
+    let Some(fields) = entry.as_object() else {
+        out.push_str(&compact(entry));
+        out.push('\n');
+        return;
+    };
+    let own_path = non_empty_str(fields.get("path"));
+    let mut head = Vec::new();
+    if let Some(kind) = non_empty_str(fields.get("kind")) {
+        head.push(kind.to_owned());
+    }
+    if let Some(qualified) = non_empty_str(fields.get("qualified_name")) {
+        head.push(name(qualified));
+    }
+    if let Some(path) = own_path {
+        head.push(format!("{path}{}", location(fields)));
+    }
+    if head.is_empty() {
+        head.push("-".into());
+    }
+    out.push_str(&head.join(" "));
+    out.push('\n');
+    for (key, value) in fields {
+        if HEAD_FIELDS.contains(&key.as_str()) || is_empty(value) {
+            continue;
+        }
+        render_field(key, value, "  ", own_path, name, out);
+    }
+    if let Some(text) = non_empty_str(fields.get("text")) {
+        out.push_str("  source:\n");
+        for line in text.lines() {
+            out.push_str("    ");
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+}
+
+/// `:start-end` from `lines`, or `:line`.
+fn location(fields: &Map<String, Value>) -> String {
+    if let Some([start, end]) = fields
+        .get("lines")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+    {
+        let (start, end) = (compact(start), compact(end));
+        return if start == end {
+            format!(":{start}")
+        } else {
+            format!(":{start}-{end}")
+        };
+    }
+    match fields.get("line") {
+        Some(line) if !line.is_null() => format!(":{}", compact(line)),
+        _ => String::new(),
+    }
+}
+
+fn render_field(
+    key: &str,
+    value: &Value,
+    indent: &str,
+    own_path: Option<&str>,
+    name: &dyn Fn(&str) -> String,
+    out: &mut String,
+) {
+    match value {
+        Value::Array(items) if items.iter().all(is_neighbour) => {
+            out.push_str(indent);
+            out.push_str(key);
+            out.push_str(":\n");
+            render_neighbours(items, indent, own_path, name, out);
+        }
+        Value::Array(items) if items.iter().all(|v| !v.is_object() && !v.is_array()) => {
+            let words: Vec<String> = items.iter().map(|v| scalar(v, name)).collect();
+            out.push_str(&format!("{indent}{key}: {}\n", words.join(", ")));
+        }
+        Value::Array(items) => {
+            out.push_str(&format!("{indent}{key}:\n"));
+            for item in items {
+                match item.as_object() {
+                    Some(_) if item.get("qualified_name").is_some() => {
+                        let mut nested = String::new();
+                        render_entry(item, name, &mut nested);
+                        for line in nested.lines() {
+                            out.push_str(&format!("{indent}  {line}\n"));
+                        }
+                    }
+                    _ => out.push_str(&format!("{indent}  {}\n", compact(item))),
+                }
+            }
+        }
+        Value::Object(_) => out.push_str(&format!("{indent}{key}: {}\n", compact(value))),
+        _ => out.push_str(&format!("{indent}{key}: {}\n", scalar(value, name))),
+    }
+}
+
+/// A neighbour: an object naming a symbol at a place (and nothing else of substance).
+fn is_neighbour(value: &Value) -> bool {
+    value.as_object().is_some_and(|fields| {
+        fields.contains_key("qualified_name")
+            && fields.contains_key("path")
+            && fields
+                .keys()
+                .all(|k| ["kind", "qualified_name", "path", "line", "lines"].contains(&k.as_str()))
+    })
+}
+
+/// Neighbours grouped by file, in first-seen order: `path: line kind name; ...`.
+fn render_neighbours(
+    items: &[Value],
+    indent: &str,
+    own_path: Option<&str>,
+    name: &dyn Fn(&str) -> String,
+    out: &mut String,
+) {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for item in items {
+        let Some(fields) = item.as_object() else {
+            continue;
+        };
+        let path = non_empty_str(fields.get("path")).unwrap_or("");
+        let mut parts = Vec::new();
+        let at = location(fields);
+        if let Some(line) = at.strip_prefix(':') {
+            parts.push(line.to_owned());
+        }
+        if let Some(kind) = non_empty_str(fields.get("kind")) {
+            parts.push(kind.to_owned());
+        }
+        if let Some(qualified) = non_empty_str(fields.get("qualified_name")) {
+            parts.push(name(qualified));
+        }
+        let text = parts.join(" ");
+        match groups.iter_mut().find(|(p, _)| p == path) {
+            Some((_, members)) => members.push(text),
+            None => groups.push((path.to_owned(), vec![text])),
+        }
+    }
+    for (path, members) in groups {
+        let shown = if Some(path.as_str()) == own_path {
+            "(here)"
+        } else {
+            path.as_str()
+        };
+        out.push_str(&format!("{indent}  {shown}: {}\n", members.join("; ")));
+    }
+}
+
+/// The common module prefix of the answer's slash-separated qualified names, ending at a
+/// `/`, when there are at least two such names and they all share it.
+fn module_prefix(answer: &Value) -> Option<String> {
+    let mut names = Vec::new();
+    collect_names(answer, &mut names);
+    let slashed: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| n.contains('/'))
+        .collect();
+    if slashed.len() < 2 || slashed.len() != names.len() {
+        return None;
+    }
+    let first = slashed[0];
+    let mut end = first.rfind('/')? + 1;
+    for name in &slashed[1..] {
+        while end > 0 && !(name.len() >= end && name.as_bytes()[..end] == first.as_bytes()[..end]) {
+            end = first[..end - 1].rfind('/').map_or(0, |i| i + 1);
+        }
+    }
+    // Keep at least one path element: `example.com/` alone says little.
+    (end > 0 && first[..end].matches('/').count() >= 2).then(|| first[..end].to_owned())
+}
+
+fn collect_names(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(fields) => {
+            // String literals and error messages are "names" of text, not of symbols.
+            let literal = fields
+                .get("kind")
+                .and_then(Value::as_str)
+                .is_some_and(|k| k == "string" || k == "error_message");
+            if let Some(Value::String(name)) = fields.get("qualified_name")
+                && !literal
+            {
+                out.push(name.clone());
+            }
+            fields.values().for_each(|v| collect_names(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_names(v, out)),
+        _ => {}
+    }
+}
+
+fn non_empty_str(value: Option<&Value>) -> Option<&str> {
+    value.and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+fn scalar(value: &Value, name: &dyn Fn(&str) -> String) -> String {
+    match value {
+        Value::String(text) => name(text),
+        other => compact(other),
+    }
+}
+
+fn compact(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_entry_with_its_neighbours_reads_compactly_and_keeps_every_value() {
+        let answer = json!({
+            "status": "ok",
+            "tokens": 301,
+            "entries": [{
+                "kind": "method",
+                "qualified_name": "example.com/shop/server.(*Server).Serve",
+                "path": "server/server.go",
+                "lines": [26, 35],
+                "signature": "func (s *Server) Serve(path string) (string, error)",
+                "summary": "Serve handles a path on a pointer receiver.",
+                "callers": [
+                    {"kind": "function", "line": 54, "path": "server/server.go",
+                     "qualified_name": "example.com/shop/server.Run"}
+                ],
+                "callees": [
+                    {"kind": "method", "line": 34, "path": "server/server.go",
+                     "qualified_name": "example.com/shop/server.(*Server).render"},
+                    {"kind": "method", "line": 30, "path": "store/store.go",
+                     "qualified_name": "example.com/shop/store.(*DB).Get"},
+                    {"kind": "method", "line": 41, "path": "store/store.go",
+                     "qualified_name": "example.com/shop/store.(*DB).Put"}
+                ],
+                "implementations": [],
+                "strings": [
+                    {"kind": "error_message", "line": 28, "path": "server/server.go",
+                     "qualified_name": "empty path"}
+                ],
+                "unresolved_callees": ["errors.New", "fmt.Errorf"],
+                "fingerprint": "be2ef3f85f020fe1",
+                "text": "func (s *Server) Serve(path string) (string, error) {\n\treturn \"\", nil\n}\n"
+            }],
+            "omitted": [{"count": 1, "reason": "listed_under_tests", "what": "callers that are tests"}],
+            "next": "get_code_snippet for its source",
+            "provenance": {"legs": ["exact"]}
+        });
+        let text = render(&answer);
+        assert_eq!(
+            text,
+            "status: ok\n\
+             names relative to example.com/shop/\n\
+             method server.(*Server).Serve server/server.go:26-35\n\
+             \x20 callees:\n\
+             \x20   (here): 34 method server.(*Server).render\n\
+             \x20   store/store.go: 30 method store.(*DB).Get; 41 method store.(*DB).Put\n\
+             \x20 callers:\n\
+             \x20   (here): 54 function server.Run\n\
+             \x20 fingerprint: be2ef3f85f020fe1\n\
+             \x20 signature: func (s *Server) Serve(path string) (string, error)\n\
+             \x20 strings:\n\
+             \x20   (here): 28 error_message empty path\n\
+             \x20 summary: Serve handles a path on a pointer receiver.\n\
+             \x20 unresolved_callees: errors.New, fmt.Errorf\n\
+             \x20 source:\n\
+             \x20   func (s *Server) Serve(path string) (string, error) {\n\
+             \x20   \treturn \"\", nil\n\
+             \x20   }\n\
+             omitted: 1 callers that are tests (listed_under_tests)\n\
+             next: get_code_snippet for its source\n\
+             legs: exact\n"
+        );
+        assert!(text.len() * 4 < answer.to_string().len() * 3, "{text}");
+    }
+
+    #[test]
+    fn names_keep_their_prefix_unless_every_name_shares_one() {
+        // Python names have no module path; Go standard library paths share none.
+        let python = json!({"status": "ok", "entries": [
+            {"kind": "method", "qualified_name": "shop.cart.Cart.add", "path": "shop/cart.py", "line": 3}
+        ]});
+        assert!(render(&python).contains("method shop.cart.Cart.add shop/cart.py:3\n"));
+        let stdlib = json!({"status": "ok", "entries": [
+            {"kind": "function", "qualified_name": "net/http.Get", "path": "net/http/client.go"},
+            {"kind": "function", "qualified_name": "encoding/json.Marshal", "path": "encoding/json/encode.go"}
+        ]});
+        let text = render(&stdlib);
+        assert!(!text.contains("names relative"), "{text}");
+        assert!(text.contains("function net/http.Get"));
+    }
+
+    #[test]
+    fn unknown_fields_stay_and_empty_ones_go() {
+        let answer = json!({
+            "status": "not_found",
+            "notice": "nothing matches",
+            "entries": [],
+            "candidates": [{"qualified_name": "a.b", "path": "a.py", "kind": "function", "line": 1}],
+            "suggestions": ["Cart.add", "Cart.remove"],
+            "budget": {"max_tokens": 1500},
+            "blank_field": "",
+            "null_field": null,
+            "provenance": {"legs": ["exact", "name"], "degraded": ["vector: unavailable"]}
+        });
+        let text = render(&answer);
+        assert!(
+            text.starts_with("status: not_found\nnotice: nothing matches\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("candidates:\n  a.py: 1 function a.b\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("suggestions: Cart.add, Cart.remove\n"),
+            "{text}"
+        );
+        assert!(text.contains("budget: {\"max_tokens\":1500}\n"), "{text}");
+        assert!(text.contains("degraded: vector: unavailable\n"), "{text}");
+        assert!(
+            !text.contains("blank_field")
+                && !text.contains("null_field")
+                && !text.contains("entries"),
+            "{text}"
+        );
+    }
+}
