@@ -137,10 +137,21 @@ fn render_entry(entry: &Value, name: &dyn Fn(&str) -> String, out: &mut String) 
     };
     let own_path = non_empty_str(fields.get("path"));
     let mut head = Vec::new();
-    if let Some(kind) = non_empty_str(fields.get("kind")) {
+    // Code entries have a kind and a qualified name; memory entities a type and a name.
+    let kind_field = if fields.contains_key("kind") {
+        "kind"
+    } else {
+        "type"
+    };
+    let name_field = if fields.contains_key("qualified_name") {
+        "qualified_name"
+    } else {
+        "name"
+    };
+    if let Some(kind) = non_empty_str(fields.get(kind_field)) {
         head.push(kind.to_owned());
     }
-    if let Some(qualified) = non_empty_str(fields.get("qualified_name")) {
+    if let Some(qualified) = non_empty_str(fields.get(name_field)) {
         head.push(name(qualified));
     }
     if let Some(path) = own_path {
@@ -152,7 +163,11 @@ fn render_entry(entry: &Value, name: &dyn Fn(&str) -> String, out: &mut String) 
     out.push_str(&head.join(" "));
     out.push('\n');
     for (key, value) in fields {
-        if HEAD_FIELDS.contains(&key.as_str()) || is_empty(value) {
+        if HEAD_FIELDS.contains(&key.as_str())
+            || key == kind_field
+            || key == name_field
+            || is_empty(value)
+        {
             continue;
         }
         render_field(key, value, "  ", own_path, name, out);
@@ -202,6 +217,12 @@ fn render_field(
             out.push_str(":\n");
             render_neighbours(items, indent, own_path, name, out);
         }
+        Value::Array(items) if items.iter().all(is_fact) => {
+            out.push_str(&format!("{indent}{key}:\n"));
+            for item in items {
+                out.push_str(&format!("{indent}  {}\n", fact(item)));
+            }
+        }
         Value::Array(items) if items.iter().all(|v| !v.is_object() && !v.is_array()) => {
             let words: Vec<String> = items.iter().map(|v| scalar(v, name)).collect();
             out.push_str(&format!("{indent}{key}: {}\n", words.join(", ")));
@@ -224,6 +245,32 @@ fn render_field(
         Value::Object(_) => out.push_str(&format!("{indent}{key}: {}\n", compact(value))),
         _ => out.push_str(&format!("{indent}{key}: {}\n", scalar(value, name))),
     }
+}
+
+/// A memory fact: `subject predicate object`, with anything else in brackets.
+fn is_fact(value: &Value) -> bool {
+    value
+        .as_object()
+        .is_some_and(|fields| fields.contains_key("predicate") && fields.contains_key("object"))
+}
+
+fn fact(value: &Value) -> String {
+    let Some(fields) = value.as_object() else {
+        return compact(value);
+    };
+    let mut parts: Vec<String> = ["subject", "predicate", "object"]
+        .iter()
+        .filter_map(|key| non_empty_str(fields.get(*key)).map(str::to_owned))
+        .collect();
+    let rest: Vec<String> = fields
+        .iter()
+        .filter(|(k, v)| !["subject", "predicate", "object"].contains(&k.as_str()) && !is_empty(v))
+        .map(|(k, v)| format!("{k} {}", compact(v)))
+        .collect();
+    if !rest.is_empty() {
+        parts.push(format!("[{}]", rest.join(", ")));
+    }
+    parts.join(" ")
 }
 
 /// A neighbour: an object naming a symbol at a place (and nothing else of substance).
@@ -434,6 +481,26 @@ mod tests {
         let text = render(&stdlib);
         assert!(!text.contains("names relative"), "{text}");
         assert!(text.contains("function net/http.Get"));
+    }
+
+    #[test]
+    fn memory_entities_and_facts_read_as_sentences() {
+        let answer = json!({
+            "status": "ok",
+            "entries": [{"name": "Payments service", "type": "service",
+                         "aliases": ["billing engine"], "found_by": ["exact"]}],
+            "facts": [{"subject": "Payments service", "predicate": "owned_by",
+                       "object": "Team Ledger", "hop": 1}]
+        });
+        let text = render(&answer);
+        assert!(
+            text.contains("service Payments service\n  aliases: billing engine\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("facts:\n  Payments service owned_by Team Ledger [hop 1]\n"),
+            "{text}"
+        );
     }
 
     #[test]
