@@ -75,13 +75,13 @@ images: ## Build one OCI image per service from release binaries (buildah on scr
 
 .PHONY: test-images
 test-images: ## Build the images from debug binaries and run each with podman (read-only, unprivileged): all must be SERVING
-	$(CARGO) build --workspace --bins
+	$(CARGO) build --workspace --all-targets # the features make test built with: no rebuild
 	deploy/images/test.sh
 
 .PHONY: test-k8s
 test-k8s: ## The chart and EndpointSlice discovery against a real kube-apiserver + etcd; the chart's collector and dashboard against a real collector (tools built once, cached in ~/.cache/codectx/k8s)
-	$(CARGO) build -p codectx-authz --bin authz -p codectx --bin codectx
-	$(CARGO) test -p codectx-tests --test kubernetes --no-run
+	$(CARGO) build --workspace --all-targets # authz, codectx and the test, with make test's features
+	$(CARGO) test --workspace --test kubernetes --no-run
 	deploy/k8s/cluster-test.sh
 	deploy/k8s/telemetry-test.sh
 

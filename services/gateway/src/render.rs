@@ -91,7 +91,7 @@ pub fn render(answer: &Value) -> String {
                     let count = fields.get("count").map(compact).unwrap_or_default();
                     let what = non_empty_str(fields.get("what")).unwrap_or("");
                     let reason = non_empty_str(fields.get("reason"));
-                    out.push_str(&format!("{count} {what}").trim().to_owned());
+                    out.push_str(format!("{count} {what}").trim());
                     if let Some(reason) = reason {
                         out.push_str(" (");
                         out.push_str(reason);
