@@ -81,7 +81,7 @@ test-images: ## Build the images from debug binaries and run each with podman (r
 .PHONY: test-k8s
 test-k8s: ## The chart and EndpointSlice discovery against a real kube-apiserver + etcd; the chart's collector and dashboard against a real collector (tools built once, cached in ~/.cache/codectx/k8s)
 	$(CARGO) build --workspace --all-targets # authz, codectx and the test, with make test's features
-	$(CARGO) test --workspace --test kubernetes --no-run
+	$(CARGO) test --workspace --features codectx-tests/kubernetes --test kubernetes --no-run
 	deploy/k8s/cluster-test.sh
 	deploy/k8s/telemetry-test.sh
 

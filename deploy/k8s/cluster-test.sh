@@ -45,7 +45,7 @@ CODECTX_TEST_K8S_NAMESPACE="$namespace" \
 CODECTX_TEST_K8S_CALLER_ACCOUNT="$release-context-assembler" \
 CODECTX_TEST_K8S_INDEXER_NAMESPACE=indexing \
 CODECTX_TEST_K8S_INDEXER_CRONJOB=indexing-codectx-index-shop \
-  cargo test --offline -q --workspace --test kubernetes -- --ignored --nocapture --test-threads 1
+  cargo test --offline -q --workspace --features codectx-tests/kubernetes --test kubernetes -- --nocapture --test-threads 1
 
 echo "== helm uninstall"
 helm uninstall "$release" --namespace "$namespace" >/dev/null

@@ -1,6 +1,7 @@
-//! Peer discovery against a real Kubernetes API server: `make test-k8s` runs this file
-//! inside `deploy/k8s/cluster.sh` (etcd + kube-apiserver in a private network namespace,
-//! the chart installed by `deploy/k8s/cluster-test.sh`).
+//! Peer discovery against a real Kubernetes API server: `make test-k8s` builds this file
+//! (feature `kubernetes` of codectx-tests) and runs it inside `deploy/k8s/cluster.sh`
+//! (etcd + kube-apiserver in a private network namespace, the chart installed by
+//! `deploy/k8s/cluster-test.sh`).
 //!
 //! Three real authz processes listen on namespace-private addresses. The test writes the
 //! EndpointSlices of a Service for them, as the EndpointSlice controller would, and a
@@ -174,7 +175,6 @@ async fn spread(client: &AuthzClient, count: usize) -> BTreeMap<String, usize> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the API server of `make test-k8s` (deploy/k8s/cluster.sh)"]
 async fn the_endpointslice_watch_balances_over_ready_endpoints_only() {
     let addresses: Vec<String> = env("CODECTX_TEST_KUBE_ADDRESSES")
         .split_whitespace()
@@ -341,7 +341,6 @@ async fn the_endpointslice_watch_balances_over_ready_endpoints_only() {
 /// template; and a CronJob that does not exist is a clear error that says how to list
 /// the real ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the API server of `make test-k8s` (deploy/k8s/cluster.sh)"]
 async fn reindex_runs_the_indexer_cronjob_now() {
     use k8s_openapi::api::batch::v1::{CronJob, Job};
     let namespace = env("CODECTX_TEST_K8S_INDEXER_NAMESPACE");

@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
 use crate::indexing::{self, IndexArgs};
 use crate::stack::{ServiceKind, Stack, StackOptions};
 use client::{CallOutcome, McpClient};
-use score::{AnswerShape, Evidence, Scored};
+use score::{Evidence, Scored};
 use workload::{Expected, Question, Session, Workload};
 
 #[derive(Debug, clap::Args)]
@@ -599,19 +599,18 @@ fn score_answer(
     };
     match outcome {
         Ok(outcome) => {
-            let shape =
-                AnswerShape::of(outcome.is_error, outcome.structured.as_ref(), &outcome.text);
-            let evidence = score::evidence(
-                &outcome.haystack,
+            let judged = score::judge(
+                &outcome,
+                question.expected_result,
                 &question.must_contain,
                 &question.must_not_contain,
             );
-            result.passed = score::passed(question.expected_result, &shape, &evidence);
-            result.status = shape.status;
-            result.is_error = shape.is_error;
+            result.passed = judged.passed;
+            result.status = judged.shape.status;
+            result.is_error = judged.shape.is_error;
             result.returned_bytes = outcome.bytes;
-            result.returned_tokens = score::tokens(outcome.bytes);
-            result.evidence = evidence;
+            result.returned_tokens = judged.returned_tokens;
+            result.evidence = judged.evidence;
             result.latency_ms = outcome.latency.as_secs_f64() * 1000.0;
             // The structured answer when the result carried one, else its text.
             result.answer = outcome.structured.or(Some(Value::String(outcome.text)));

@@ -114,6 +114,33 @@ impl AnswerShape {
     }
 }
 
+/// One tool result judged against the evidence its question or session call names.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    pub shape: AnswerShape,
+    pub evidence: Evidence,
+    pub passed: bool,
+    pub returned_tokens: u64,
+}
+
+/// Judges `outcome` (the shape from its structured JSON or its text, the evidence in
+/// what the agent reads, tokens from the bytes it received).
+pub fn judge(
+    outcome: &super::client::CallOutcome,
+    expected: Expected,
+    must_contain: &[String],
+    must_not_contain: &[String],
+) -> Judged {
+    let shape = AnswerShape::of(outcome.is_error, outcome.structured.as_ref(), &outcome.text);
+    let evidence = evidence(&outcome.haystack, must_contain, must_not_contain);
+    Judged {
+        passed: passed(expected, &shape, &evidence),
+        returned_tokens: tokens(outcome.bytes),
+        shape,
+        evidence,
+    }
+}
+
 /// Pass rule: `found` questions need a non-error answer other than not_found with every
 /// required string and no forbidden one; `none` questions need status not_found with no
 /// candidates (and no forbidden string).

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::client::{CallOutcome, McpClient};
-use super::score::{self, AnswerShape, Evidence};
+use super::score::{self, Evidence};
 use super::workload::{Expected, Session};
 
 /// One call of a session as the agent received it.
@@ -69,20 +69,19 @@ fn score_call(
 ) -> SessionCallResult {
     match outcome {
         Ok(outcome) => {
-            let shape =
-                AnswerShape::of(outcome.is_error, outcome.structured.as_ref(), &outcome.text);
-            let evidence = score::evidence(
-                &outcome.haystack,
+            let judged = score::judge(
+                &outcome,
+                Expected::Found,
                 &call.must_contain,
                 &call.must_not_contain,
             );
             SessionCallResult {
                 tool: call.tool.clone(),
                 repeat,
-                passed: score::passed(Expected::Found, &shape, &evidence),
-                status: shape.status,
-                returned_tokens: score::tokens(outcome.bytes),
-                evidence,
+                passed: judged.passed,
+                status: judged.shape.status,
+                returned_tokens: judged.returned_tokens,
+                evidence: judged.evidence,
                 error: None,
             }
         }
