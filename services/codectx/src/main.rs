@@ -197,6 +197,7 @@ async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
         verifier: stack.verifier.clone(),
         keys: codectx_gateway::mcp::KeySource::Fixed(key.clone()),
         structured: Default::default(),
+        ledger: Default::default(),
     };
     // A wrong key fails now, not on the agent's first call.
     tools

@@ -5,6 +5,7 @@
 //! the signed context to context-assembler. The gRPC surface serves `Describe`;
 //! compression statistics answer UNIMPLEMENTED until the compression issue.
 
+pub mod dedup;
 pub mod mcp;
 pub mod render;
 pub mod request;
@@ -147,6 +148,7 @@ pub async fn build(config: Config, verifier: Arc<Verifier>) -> Result<Gateway, E
         verifier,
         keys: mcp::KeySource::Bearer,
         structured: config.mcp.structured_content,
+        ledger: Default::default(),
     };
     let service = BuiltService {
         name: NAME,
@@ -196,7 +198,8 @@ fn http_router(tools: mcp::Tools, config: &HttpConfig) -> axum::Router {
         authz: tools.authz.clone(),
         sessions,
     };
-    let service = StreamableHttpService::new(move || Ok(tools.clone()), manager, mcp_config);
+    let service =
+        StreamableHttpService::new(move || Ok(tools.for_new_session()), manager, mcp_config);
     let mcp = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(edge, guard_mcp));

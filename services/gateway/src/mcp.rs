@@ -21,6 +21,7 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
+use crate::dedup::{DEDUPLICATED_TOOLS, FRESH_ARGUMENT, SessionLedger};
 use crate::request::{self, ToolRequest};
 
 /// Where a call's API key comes from.
@@ -41,6 +42,19 @@ pub struct Tools {
     pub keys: KeySource,
     /// Whether results carry the structured JSON besides the text a model reads.
     pub structured: StructuredContent,
+    /// What this MCP session has received ([`crate::dedup`]); [`Tools::for_new_session`]
+    /// gives every session its own.
+    pub ledger: Arc<std::sync::Mutex<SessionLedger>>,
+}
+
+impl Tools {
+    /// The handler for a new MCP session: the same clients, an empty ledger.
+    pub fn for_new_session(&self) -> Tools {
+        Tools {
+            ledger: Default::default(),
+            ..self.clone()
+        }
+    }
 }
 
 /// Whether a tool result carries its answer as structured JSON (for programs) besides
@@ -109,6 +123,25 @@ fn tool(
 
 /// The tool list (names and arguments are part of the contract).
 pub fn tools() -> Vec<Tool> {
+    let mut tools = tool_definitions();
+    // Tools whose repeated, unchanged answers come back as a reference take `fresh`.
+    for tool in tools
+        .iter_mut()
+        .filter(|t| DEDUPLICATED_TOOLS.contains(&t.name.as_ref()))
+    {
+        if let Some(Value::Object(properties)) =
+            Arc::make_mut(&mut tool.input_schema).get_mut("properties")
+        {
+            properties.insert(
+                FRESH_ARGUMENT.into(),
+                json!({"type": "boolean", "description": "Send the full answer even if this session already received the same one (a repeated, unchanged answer otherwise comes back as a one-line reference to the earlier call)."}),
+            );
+        }
+    }
+    tools
+}
+
+fn tool_definitions() -> Vec<Tool> {
     vec![
         tool(
             "list_repositories",
@@ -255,10 +288,20 @@ fn answer_value(answer: pb::ContextAnswer) -> Result<Value, Error> {
 
 /// The tool result: the compact text, and the JSON when `structured`.
 fn tool_result(value: Value, is_error: bool, structured: bool) -> CallToolResult {
+    let text = crate::render::render(&value);
+    tool_result_with_text(text, value, is_error, structured)
+}
+
+fn tool_result_with_text(
+    text: String,
+    value: Value,
+    is_error: bool,
+    structured: bool,
+) -> CallToolResult {
     let mut result = if is_error {
-        CallToolResult::error(vec![ContentBlock::text(crate::render::render(&value))])
+        CallToolResult::error(vec![ContentBlock::text(text)])
     } else {
-        CallToolResult::success(vec![ContentBlock::text(crate::render::render(&value))])
+        CallToolResult::success(vec![ContentBlock::text(text)])
     };
     if structured {
         result.structured_content = Some(value);
@@ -448,6 +491,11 @@ impl ServerHandler for Tools {
             Err(error) => return Ok(tool_result(error_value(&error), true, structured).into()),
         };
         let arguments = request.arguments.unwrap_or_default();
+        let fresh = arguments
+            .get(FRESH_ARGUMENT)
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let call_number = self.ledger.lock().map(|mut l| l.next_call()).unwrap_or(0);
         // One trace per tool call (not one per MCP session: the SDK's session span is
         // not its parent), or a child of the agent's own trace when it sends
         // `traceparent`. Every gRPC hop below is a descendant of this span.
@@ -476,7 +524,15 @@ impl ServerHandler for Tools {
             },
         );
         let result = match outcome {
-            Ok(value) => tool_result(value, false, structured),
+            Ok(value) => {
+                let text = crate::render::render(&value);
+                // A program asking for the JSON gets the full answer; so does `fresh`.
+                let dedup = !structured && !fresh && DEDUPLICATED_TOOLS.contains(&name.as_ref());
+                let reference = self.ledger.lock().ok().and_then(|mut ledger| {
+                    ledger.answer(call_number, &name, &text, dedup, std::time::Instant::now())
+                });
+                tool_result_with_text(reference.unwrap_or(text), value, false, structured)
+            }
             Err(error) => {
                 if error.kind() == ErrorKind::Internal {
                     tracing::error!(tool = %name, %error, "tool failed");

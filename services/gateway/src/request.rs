@@ -61,6 +61,8 @@ pub fn decode(name: &str, arguments: JsonObject) -> Result<Decoded, Error> {
     }
     let arguments = Arguments(arguments);
     let repository = arguments.string("repository")?;
+    // Read by the session ledger (crate::dedup); checked here like every argument.
+    arguments.boolean(crate::dedup::FRESH_ARGUMENT)?;
     let request = match name {
         "list_repositories" => ToolRequest::ListRepositories,
         "minimal_context" => ToolRequest::MinimalContext(pb::MinimalContextRequest {
