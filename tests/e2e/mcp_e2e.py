@@ -123,10 +123,25 @@ async def tenant_a(args: argparse.Namespace) -> None:
         expect(not error and value["status"] == "ok", "minimal_context", value)
         expect(value["tokens"] <= 1500, "minimal_context within 1,500 tokens", value)
         expect(len(text.encode()) < len(json.dumps(value).encode()), "the text is smaller than the JSON", text)
-        # What an agent gets by default: the same answer as text alone.
-        error, plain = await call_text(client, "minimal_context", {"task": "add a timeout option to NewServer"})
+        # What an agent gets by default: the answer as text alone.
+        task = {"task": "add a timeout option to NewServer"}
+        error, plain = await call_text(client, "minimal_context", {**task, "fresh": True})
         expect(not error and plain.startswith("status: ok\n"), "text-only minimal_context", plain)
         expect("server.NewServer" in plain and "server/server.go:21-23" in plain, "the text names the subject", plain)
+        # Session dedup: an answer this session already received, unchanged, is a
+        # reference to the call that carried it; `fresh` sends it in full.
+        card = {"repository": "shop", "symbol": "Server.Serve"}
+        error, full = await call_text(client, "get_symbol_context", {**card, "fresh": True})
+        expect(full.startswith("status: ok\n") and "unchanged:" not in full, "fresh sends the full answer", full)
+        error, again = await call_text(client, "get_symbol_context", card)
+        reference = again.startswith("status: ok\nunchanged: the same answer as call ")
+        if args.mode == "legacy":
+            # 2025-11-25: an Mcp-Session-Id session, which the gateway's ledger follows.
+            expect(reference and len(again) * 3 < len(full), "session dedup", again)
+        else:
+            # 2026-07-28: whether requests share a session is the SDK's choice; either
+            # way the agent holds the full answer or a reference to one it received.
+            expect(reference or again == full, "dedup or the same full answer", again)
         expect(value["entries"][0]["qualified_name"] == "example.com/shop/server.NewServer", "subject", value)
         error, value, _ = await call(
             client,

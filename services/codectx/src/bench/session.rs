@@ -111,11 +111,33 @@ pub async fn run(
 ) -> anyhow::Result<SessionResult> {
     let client = McpClient::connect(url, api_key).await?;
     let mut calls = Vec::with_capacity(session.calls.len());
+    // What the agent holds: each call's text, by call number (1-based, as the gateway
+    // numbers a session's calls).
+    let mut received: Vec<String> = Vec::new();
     for (index, call) in session.calls.iter().enumerate() {
         let repeat = session.calls[..index]
             .iter()
             .any(|earlier| earlier.tool == call.tool && earlier.arguments == call.arguments);
-        let outcome = client.call(&call.tool, &call.arguments).await;
+        let outcome = client
+            .call(&call.tool, &call.arguments)
+            .await
+            .map(|mut outcome| {
+                // A reference to an earlier call is that call's answer, byte for byte (the
+                // gateway only refers to an identical text): the agent already holds its
+                // evidence. Tokens stay those of the reference.
+                if let Some(earlier) =
+                    referenced_call(&outcome.text).and_then(|n| received.get(n.checked_sub(1)?))
+                {
+                    outcome.haystack = earlier.clone();
+                }
+                outcome
+            });
+        received.push(
+            outcome
+                .as_ref()
+                .map(|o| o.haystack.clone())
+                .unwrap_or_default(),
+        );
         calls.push(score_call(call, repeat, outcome));
     }
     client.close().await;
@@ -143,6 +165,14 @@ pub async fn run(
         isolated_failures,
         calls,
     })
+}
+
+/// The call number a session-dedup reference names (`unchanged: the same answer as
+/// call N (...)` on its second line), if the text is one.
+fn referenced_call(text: &str) -> Option<usize> {
+    let line = text.lines().nth(1)?;
+    let rest = line.strip_prefix("unchanged: the same answer as call ")?;
+    rest.split_whitespace().next()?.parse().ok()
 }
 
 fn percent(part: f64, whole: f64) -> Option<f64> {
@@ -203,6 +233,18 @@ mod tests {
             evidence_found: if passed { 4 } else { 3 },
             isolated_failures: 0,
         }
+    }
+
+    #[test]
+    fn reads_the_call_a_reference_names() {
+        assert_eq!(
+            referenced_call(
+                "status: ok\nunchanged: the same answer as call 3 (search, 2 s ago) in this session\n"
+            ),
+            Some(3)
+        );
+        assert_eq!(referenced_call("status: ok\nfunction a.b a.py:1\n"), None);
+        assert_eq!(referenced_call("status: ok"), None);
     }
 
     #[test]
