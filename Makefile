@@ -27,7 +27,7 @@ run: models ## Index REPO (default: this repository) and serve it: all seven ser
 
 .PHONY: test
 test: ## Run every test (unit, property, contract on SQLite and Neo4j 5.26, end-to-end)
-	$(CARGO) build -p codectx --bin codectx # the stdio MCP e2e test launches it
+	$(CARGO) build --workspace --all-targets # the binaries the e2e tests launch (codectx; every service for the telemetry test)
 	deploy/local/with-services.sh $(CARGO) test --workspace --all-targets --no-fail-fast
 
 .PHONY: lint

@@ -35,6 +35,8 @@ TOOLS = {
     "recall",
     "remember",
     "forget",
+    "compress",
+    "get_compression_stats",
 }
 
 
@@ -134,13 +136,14 @@ async def tenant_a(args: argparse.Namespace) -> None:
         error, full = await call_text(client, "get_symbol_context", {**card, "fresh": True})
         expect(full.startswith("status: ok\n") and "unchanged:" not in full, "fresh sends the full answer", full)
         error, again = await call_text(client, "get_symbol_context", card)
-        reference = again.startswith("status: ok\nunchanged: the same answer as call ")
+        reference = again.startswith("status: ok\nunchanged: the same answer as ")
         if args.mode == "legacy":
             # 2025-11-25: an Mcp-Session-Id session, which the gateway's ledger follows.
             expect(reference and len(again) * 3 < len(full), "session dedup", again)
         else:
             # 2026-07-28: whether requests share a session is the SDK's choice; either
-            # way the agent holds the full answer or a reference to one it received.
+            # way the agent holds the full answer or a reference to one it received (in
+            # this session, or in an earlier one of the same subject: cross-session dedup).
             expect(reference or again == full, "dedup or the same full answer", again)
         expect(value["entries"][0]["qualified_name"] == "example.com/shop/server.NewServer", "subject", value)
         error, value, _ = await call(
@@ -182,6 +185,22 @@ async def tenant_a(args: argparse.Namespace) -> None:
         error, value, _ = await call(client, "recall", {"repository": "shop", "query": "SQL server that stores our data"})
         expect(value["entries"] and value["entries"][0]["name"] == "PostgreSQL primary", "recall by paraphrase", value)
         expect("vector" in value["entries"][0]["found_by"], "found by the dense leg", value)
+
+        # compress: a large text the agent holds, every error line kept, the kind named.
+        log = "".join(
+            f"2026-12-01T10:00:{n % 60:02}Z INFO GET /items/{n} 200 in {n % 13}ms\n" for n in range(300)
+        ) + "2026-12-01T10:05:00Z ERROR upstream refused the connection: payments-api:8443\n"
+        error, text = await call_text(client, "compress", {"text": log})
+        expect(not error and text.startswith("status: ok\nkind: log (detected)"), "compress detects a log", text)
+        expect("payments-api:8443" in text and len(text) * 5 < len(log), "compress keeps the error", text)
+        error, text = await call_text(client, "compress", {"text": log, "kind": "yaml"})
+        expect(error and "kind" in text, "compress names a bad kind", text)
+        # get_compression_stats: this session's level and counts.
+        error, text = await call_text(client, "get_compression_stats", {})
+        expect(not error and "level: summary (from config" in text, "compression stats", text)
+        if args.mode == "legacy":
+            # One Mcp-Session-Id session: every call above is counted in it.
+            expect("tool get_symbol_context:" in text, "per-tool counts", text)
 
         # Oversize inputs are rejected with a message naming the limit.
         for arguments, field, limit in [

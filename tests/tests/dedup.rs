@@ -1,7 +1,8 @@
 //! Session dedup through the real MCP path (the gateway over Streamable HTTP): an
 //! answer the session already received, unchanged, comes back as a reference to the
-//! call that carried it; `fresh`, another session, a program asking for the JSON, and
-//! an answer that changed all get the full text.
+//! call that carried it (and, in a later session of the same subject, a reference to
+//! that session's answer); `fresh`, a program asking for the JSON, and an answer that
+//! changed all get the full text.
 
 use codectx::bench::client::McpClient;
 use codectx_tests::start_indexed;
@@ -12,7 +13,7 @@ fn object(value: Value) -> Map<String, Value> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_repeated_unchanged_answer_is_a_reference_within_one_session_only() {
+async fn a_repeated_unchanged_answer_is_a_reference_and_programs_get_it_in_full() {
     let f = start_indexed("go", "shop").await;
     let url = format!("http://{}/mcp", f.stack.stack.gateway_http().unwrap());
     let key = f.stack.admin_key().to_owned();
@@ -84,18 +85,30 @@ async fn a_repeated_unchanged_answer_is_a_reference_within_one_session_only() {
     assert_ne!(before.text, after.text);
     agent.close().await;
 
-    // Another session (same key) has received nothing: the full answer.
+    // Another session of the same subject: the unchanged answer is a cross-session
+    // reference (tests/tests/compression.rs covers who may receive one); `fresh` gives
+    // the full text.
     let other = McpClient::connect(&url, &key).await.unwrap();
-    let full = other.call("get_symbol_context", &card).await.unwrap();
+    let reference = other.call("get_symbol_context", &card).await.unwrap();
+    assert!(
+        reference.text.contains("in an earlier session"),
+        "{}",
+        reference.text
+    );
+    let full = other.call("get_symbol_context", &fresh).await.unwrap();
     assert_eq!(full.text, first.text);
     other.close().await;
 
-    // A program asking for the JSON always gets the full answer.
+    // A program asking for the JSON always gets the full, uncompressed answer.
     let program = McpClient::connect_structured(&url, &key).await.unwrap();
+    let mut texts = Vec::new();
     for _ in 0..2 {
         let answer = program.call("get_symbol_context", &card).await.unwrap();
         assert!(answer.structured.is_some());
-        assert_eq!(answer.text, first.text);
+        assert!(!answer.text.contains("unchanged:"), "{}", answer.text);
+        assert!(!answer.text.contains("compressed:"), "{}", answer.text);
+        texts.push(answer.text);
     }
+    assert_eq!(texts[0], texts[1]);
     program.close().await;
 }

@@ -69,27 +69,6 @@ async fn describe(
     response.map(tonic::Response::into_inner)
 }
 
-/// Calls one RPC of a capability that later work implements.
-async fn later_capability(stack: &TestStack, kind: ServiceKind, context: Option<&[u8]>) -> Status {
-    fn request<T>(context: Option<&[u8]>, message: T) -> tonic::Request<T> {
-        match context {
-            Some(bytes) => with_context_bytes(bytes, message),
-            None => tonic::Request::new(message),
-        }
-    }
-    let channel = stack.channel(kind).await;
-    let result: Result<(), Status> = match kind {
-        ServiceKind::Gateway => {
-            gateway::v1::gateway_service_client::GatewayServiceClient::new(channel)
-                .get_compression_stats(request(context, gateway::v1::GetCompressionStatsRequest {}))
-                .await
-                .map(|_| ())
-        }
-        _ => unreachable!("no later capability in this test"),
-    };
-    result.expect_err("a later capability answers with an error")
-}
-
 fn reason(status: &Status) -> String {
     Error::from_status(status).reason().to_owned()
 }
@@ -211,31 +190,37 @@ async fn contexts_are_verified_by_every_service() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn later_capabilities_are_unimplemented_only_behind_verification() {
+async fn compression_totals_answer_only_behind_verification_and_per_caller() {
     let stack = TestStack::start().await.unwrap();
     let tenant = create_tenant(&stack, "acme", "acme/api").await.unwrap();
     let signed = authorize(&stack, &tenant.api_key, "acme/api")
         .await
         .unwrap()
         .signed_context;
-    // Only the gateway's compression is still to come.
-    for kind in [ServiceKind::Gateway] {
-        let without = later_capability(&stack, kind, None).await;
-        assert_eq!(without.code(), Code::Unauthenticated, "{}", kind.name());
-        let with = later_capability(&stack, kind, Some(&signed)).await;
-        assert_eq!(
-            with.code(),
-            Code::Unimplemented,
-            "{}: {with:?}",
-            kind.name()
-        );
-        assert!(
-            with.message().contains("capability"),
-            "{}: {}",
-            kind.name(),
-            with.message()
-        );
-    }
+    let stats = |context: Option<Vec<u8>>| {
+        let stack = &stack;
+        async move {
+            let mut client = gateway::v1::gateway_service_client::GatewayServiceClient::new(
+                stack.channel(ServiceKind::Gateway).await,
+            );
+            let message = gateway::v1::GetCompressionStatsRequest {};
+            let request = match &context {
+                Some(bytes) => with_context_bytes(bytes, message),
+                None => tonic::Request::new(message),
+            };
+            client
+                .get_compression_stats(request)
+                .await
+                .map(tonic::Response::into_inner)
+        }
+    };
+    let without = stats(None).await.unwrap_err();
+    assert_eq!(without.code(), Code::Unauthenticated);
+    // A subject that made no tool call has nothing counted (totals are per tenant and
+    // subject: docs/compression.md).
+    let totals = stats(Some(signed)).await.unwrap();
+    assert_eq!(totals.calls, 0);
+    assert_eq!(totals.tokens_out, 0);
     stack.stack.stop().await.unwrap();
 }
 

@@ -12,6 +12,21 @@ fn json(answer: &pb::ContextAnswer) -> Value {
     serde_json::from_str(&answer.json).unwrap()
 }
 
+/// The text a model reads at each compression level (each capped as the tool is).
+fn levels(tool: &str, answer: &Value) -> String {
+    use codectx_compress::{Level, Tool};
+    let tool = Tool::from_name(tool).expect("a compressed tool");
+    let mut out = String::new();
+    for level in [Level::Summary, Level::Aggressive, Level::Minimal] {
+        let level = level.min(tool.cap());
+        out.push_str(&format!("== {level}\n"));
+        out.push_str(&codectx_gateway::render::render(
+            &codectx_compress::tools::compress(tool, level, answer),
+        ));
+    }
+    out
+}
+
 #[test]
 fn tool_list() {
     let tools: Vec<Value> = codectx_gateway::mcp::tools()
@@ -45,6 +60,10 @@ async fn one_answer_per_tool() {
         "minimal_context_text",
         codectx_gateway::render::render(&json(&answer))
     );
+    insta::assert_snapshot!(
+        "minimal_context_levels",
+        levels("minimal_context", &json(&answer))
+    );
 
     let answer = assembler
         .search(
@@ -61,6 +80,7 @@ async fn one_answer_per_tool() {
         "search_text",
         codectx_gateway::render::render(&json(&answer))
     );
+    insta::assert_snapshot!("search_levels", levels("search", &json(&answer)));
 
     let answer = assembler
         .symbol_context(
@@ -76,6 +96,10 @@ async fn one_answer_per_tool() {
     insta::assert_snapshot!(
         "get_symbol_context_text",
         codectx_gateway::render::render(&json(&answer))
+    );
+    insta::assert_snapshot!(
+        "get_symbol_context_levels",
+        levels("get_symbol_context", &json(&answer))
     );
 
     let answer = assembler
@@ -95,6 +119,10 @@ async fn one_answer_per_tool() {
         "get_call_graph_text",
         codectx_gateway::render::render(&json(&answer))
     );
+    insta::assert_snapshot!(
+        "get_call_graph_levels",
+        levels("get_call_graph", &json(&answer))
+    );
 
     let answer = assembler
         .pr_context(
@@ -112,6 +140,10 @@ async fn one_answer_per_tool() {
     insta::assert_snapshot!(
         "get_pr_context_text",
         codectx_gateway::render::render(&json(&answer))
+    );
+    insta::assert_snapshot!(
+        "get_pr_context_levels",
+        levels("get_pr_context", &json(&answer))
     );
 
     let answer = assembler
@@ -171,6 +203,7 @@ async fn one_answer_per_tool() {
     value["tokens"] = Value::from("[tokens]");
     value["provenance"]["degraded"] = Value::from("[degraded]");
     insta::assert_snapshot!("recall_text", codectx_gateway::render::render(&value));
+    insta::assert_snapshot!("recall_levels", levels("recall", &value));
     insta::assert_json_snapshot!("recall", value);
 
     let answer = assembler

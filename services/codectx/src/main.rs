@@ -158,6 +158,21 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
+/// The compression configuration of a local stack (`codectx up`, `codectx mcp --stdio`):
+/// the defaults, with the cross-session store saved in the data directory so it
+/// outlives a restart.
+fn persistent_compression(data: &std::path::Path) -> codectx_compress::CompressionConfig {
+    let directory = data.join("gateway");
+    let _ = std::fs::create_dir_all(&directory);
+    codectx_compress::CompressionConfig {
+        state_file: directory
+            .join("compression-state.json")
+            .to_string_lossy()
+            .into_owned(),
+        ..Default::default()
+    }
+}
+
 /// `codectx mcp --stdio`: the stack on free loopback ports, the MCP tools on stdin/stdout.
 /// Nothing but MCP goes to stdout; logs go to stderr.
 async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
@@ -181,6 +196,8 @@ async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
         model_directory: args.models.clone(),
         retrieval: Default::default(),
         oidc: Default::default(),
+        // The stdio tools below have their own engine (with the state file).
+        compression: Default::default(),
     })
     .await?;
     let endpoint = |kind: ServiceKind| {
@@ -189,16 +206,16 @@ async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
             .map(codectx_clients::PeerConfig::single)
             .ok_or_else(|| anyhow::anyhow!("{} did not start", kind.name()))
     };
-    let tools = codectx_gateway::mcp::Tools {
-        authz: codectx_clients::AuthzClient::connect(&endpoint(ServiceKind::Authz)?)?,
-        assembler: codectx_clients::AssemblerClient::connect(&endpoint(
-            ServiceKind::ContextAssembler,
-        )?)?,
-        verifier: stack.verifier.clone(),
-        keys: codectx_gateway::mcp::KeySource::Fixed(key.clone()),
-        structured: Default::default(),
-        ledger: Default::default(),
-    };
+    let engine = codectx_gateway::compression_engine(&persistent_compression(&args.data))?;
+    codectx_gateway::spawn_state_saver(engine.clone(), std::time::Duration::from_secs(30));
+    let tools = codectx_gateway::mcp::Tools::new(
+        codectx_clients::AuthzClient::connect(&endpoint(ServiceKind::Authz)?)?,
+        codectx_clients::AssemblerClient::connect(&endpoint(ServiceKind::ContextAssembler)?)?,
+        stack.verifier.clone(),
+        codectx_gateway::mcp::KeySource::Fixed(key.clone()),
+        Default::default(),
+        engine,
+    );
     // A wrong key fails now, not on the agent's first call.
     tools
         .authz
@@ -254,6 +271,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         model_directory: args.models.clone(),
         retrieval: Default::default(),
         oidc: Default::default(),
+        compression: persistent_compression(&args.data),
     })
     .await?;
     println!("codectx is up (data in {})", args.data.display());

@@ -78,6 +78,8 @@ pub struct StackOptions {
     pub retrieval: codectx_context_assembler::RetrievalLegs,
     /// JWT bearer tokens authz accepts (off by default).
     pub oidc: codectx_authz::oidc::OidcConfig,
+    /// The gateway's compression (levels, dedup, focus; docs/compression.md).
+    pub compression: codectx_compress::CompressionConfig,
 }
 
 impl StackOptions {
@@ -93,6 +95,7 @@ impl StackOptions {
             model_directory: std::env::var_os("CODECTX_TEST_MODEL_DIR").map(PathBuf::from),
             retrieval: codectx_context_assembler::RetrievalLegs::Hybrid,
             oidc: Default::default(),
+            compression: Default::default(),
         }
     }
 }
@@ -269,6 +272,10 @@ impl Stack {
                             peers: codectx_gateway::Peers {
                                 authz: peer(ServiceKind::Authz),
                                 context_assembler: peer(ServiceKind::ContextAssembler),
+                            },
+                            mcp: codectx_gateway::McpConfig {
+                                compression: options.compression.clone(),
+                                ..Default::default()
                             },
                             ..Default::default()
                         },

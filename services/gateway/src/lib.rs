@@ -2,10 +2,10 @@
 //! official Rust SDK `rmcp`); every request needs `Authorization: Bearer <api key>`,
 //! checked with authz before any MCP work (401 otherwise), and browser `Origin`s must be
 //! on the allow-list. Each tool call authorizes its repository through authz and forwards
-//! the signed context to context-assembler. The gRPC surface serves `Describe`;
-//! compression statistics answer UNIMPLEMENTED until the compression issue.
+//! the signed context to context-assembler. Every answer passes through the compression
+//! engine (`codectx-compress`) on its way out. The gRPC surface serves `Describe` and the
+//! compression totals of the caller's tenant and subject.
 
-pub mod dedup;
 pub mod mcp;
 pub mod render;
 pub mod request;
@@ -35,6 +35,7 @@ pub const DEFAULT_HTTP_LISTEN: &str = "127.0.0.1:8080";
 
 const CAPABILITIES: &[&str] = &[
     "describe",
+    "compression_stats",
     "http_health",
     "mcp_streamable_http",
     "mcp_stdio",
@@ -60,6 +61,74 @@ pub struct McpConfig {
     /// `never` (default): the compact text only; `always`: also the structured JSON.
     /// A call's `_meta` `codectx/structured_content` overrides it.
     pub structured_content: mcp::StructuredContent,
+    /// `[mcp.compression]`: levels, dedup, focus (docs/compression.md).
+    pub compression: codectx_compress::CompressionConfig,
+}
+
+/// The environment variable that sets the compression level of a gateway, `codectx up`
+/// and `codectx mcp --stdio` alike (over the configuration file).
+pub const COMPRESSION_LEVEL_ENV: &str = "CODECTX_COMPRESSION_LEVEL";
+
+/// The compression engine for `config`: the level from [`COMPRESSION_LEVEL_ENV`] when
+/// set (or from the gateway's own environment variable, which the configuration layer
+/// already applied), the cross-session store loaded from its state file when there is
+/// one.
+pub fn compression_engine(
+    config: &codectx_compress::CompressionConfig,
+) -> Result<Arc<codectx_compress::Engine>, Error> {
+    use codectx_compress::{CrossSessionStore, Engine, LevelSetting, LevelSource};
+    let mut config = config.clone();
+    let mut source = if std::env::var_os("CODECTX_GATEWAY__MCP__COMPRESSION__LEVEL").is_some() {
+        LevelSource::Environment
+    } else {
+        LevelSource::Config
+    };
+    if let Ok(value) = std::env::var(COMPRESSION_LEVEL_ENV) {
+        config.level = LevelSetting::parse(value.trim()).ok_or_else(|| {
+            Error::invalid_argument(
+                COMPRESSION_LEVEL_ENV,
+                format!(
+                    "{COMPRESSION_LEVEL_ENV}={value:?}: the level is one of {}",
+                    LevelSetting::NAMES.join(", ")
+                ),
+            )
+        })?;
+        source = LevelSource::Environment;
+    }
+    let limits = config.store_limits();
+    let store = if config.state_file.is_empty() {
+        CrossSessionStore::new(limits)
+    } else {
+        CrossSessionStore::load(std::path::Path::new(&config.state_file), limits).map_err(|e| {
+            Error::internal(format!("compression state file {}: {e}", config.state_file))
+        })?
+    };
+    Ok(Arc::new(Engine::new(config, source, Arc::new(store))))
+}
+
+/// Saves the cross-session store to its state file every `period` while the runtime
+/// lives (nothing when the engine has no state file).
+pub fn spawn_state_saver(engine: Arc<codectx_compress::Engine>, period: std::time::Duration) {
+    let path = engine.config().state_file.clone();
+    if path.is_empty() {
+        return;
+    }
+    tokio::spawn(async move {
+        let mut interval = tokio::time::interval(period);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            interval.tick().await;
+            let engine = engine.clone();
+            let path = std::path::PathBuf::from(&path);
+            let saved = tokio::task::spawn_blocking(move || {
+                engine.store().save(&path, std::time::SystemTime::now())
+            })
+            .await;
+            if let Ok(Err(error)) = saved {
+                tracing::warn!(%error, "could not save the compression state file");
+            }
+        }
+    });
 }
 
 /// The `[http]` section: where agents connect.
@@ -142,19 +211,21 @@ impl std::fmt::Debug for Gateway {
 /// same keys the gRPC layer trusts).
 pub async fn build(config: Config, verifier: Arc<Verifier>) -> Result<Gateway, Error> {
     // Peers are validated now so a typo fails at start, not on the first call.
-    let tools = mcp::Tools {
-        authz: AuthzClient::connect(&config.peers.authz)?,
-        assembler: AssemblerClient::connect(&config.peers.context_assembler)?,
+    let engine = compression_engine(&config.mcp.compression)?;
+    spawn_state_saver(engine.clone(), std::time::Duration::from_secs(30));
+    let tools = mcp::Tools::new(
+        AuthzClient::connect(&config.peers.authz)?,
+        AssemblerClient::connect(&config.peers.context_assembler)?,
         verifier,
-        keys: mcp::KeySource::Bearer,
-        structured: config.mcp.structured_content,
-        ledger: Default::default(),
-    };
+        mcp::KeySource::Bearer,
+        config.mcp.structured_content,
+        engine.clone(),
+    );
     let service = BuiltService {
         name: NAME,
         grpc_name: gateway_service_server::SERVICE_NAME,
         routes: Routes::new(
-            gateway_service_server::GatewayServiceServer::new(GatewayHandler)
+            gateway_service_server::GatewayServiceServer::new(GatewayHandler { engine })
                 .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
         ),
         exempt_paths: Vec::new(),
@@ -414,7 +485,9 @@ pub async fn serve_http(
         .map_err(|e| Error::internal(format!("gateway HTTP server: {e}")))
 }
 
-struct GatewayHandler;
+struct GatewayHandler {
+    engine: Arc<codectx_compress::Engine>,
+}
 
 #[tonic::async_trait]
 impl gateway_service_server::GatewayService for GatewayHandler {
@@ -434,7 +507,18 @@ impl gateway_service_server::GatewayService for GatewayHandler {
         &self,
         request: Request<pb::GetCompressionStatsRequest>,
     ) -> Result<Response<pb::CompressionStats>, Status> {
-        let _context = from_request(&request)?;
-        Err(Error::unimplemented("GetCompressionStats", "compression").into())
+        let context = from_request(&request)?;
+        let totals = self.engine.store().totals(codectx_compress::Principal::new(
+            context.tenant_id(),
+            context.subject_id(),
+        ));
+        Ok(Response::new(pb::CompressionStats {
+            calls: totals.calls,
+            tokens_in: totals.tokens_raw,
+            tokens_out: totals.tokens_sent,
+            dedup_hits: totals.dedup_hits,
+            bypasses: totals.bypasses,
+            failures: totals.failures,
+        }))
     }
 }

@@ -21,8 +21,11 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
-use crate::dedup::{DEDUPLICATED_TOOLS, FRESH_ARGUMENT, SessionLedger};
-use crate::request::{self, ToolRequest};
+use codectx_compress::engine::{DETAIL_ARGUMENT, FOR_EDIT_ARGUMENT, LEVEL_ARGUMENT};
+use codectx_compress::ledger::FRESH_ARGUMENT;
+use codectx_compress::{Engine, Principal, Session, Tool as CompressedTool};
+
+use crate::request::{self, CompressRequest, ToolRequest};
 
 /// Where a call's API key comes from.
 #[derive(Clone)]
@@ -42,16 +45,37 @@ pub struct Tools {
     pub keys: KeySource,
     /// Whether results carry the structured JSON besides the text a model reads.
     pub structured: StructuredContent,
-    /// What this MCP session has received ([`crate::dedup`]); [`Tools::for_new_session`]
-    /// gives every session its own.
-    pub ledger: Arc<std::sync::Mutex<SessionLedger>>,
+    /// The compression engine every answer passes through (shared by all sessions).
+    pub engine: Arc<Engine>,
+    /// This MCP session's compression state (what it received, its focus set, ...);
+    /// [`Tools::for_new_session`] gives every session its own.
+    pub session: Arc<std::sync::Mutex<Session>>,
 }
 
 impl Tools {
-    /// The handler for a new MCP session: the same clients, an empty ledger.
+    pub fn new(
+        authz: AuthzClient,
+        assembler: AssemblerClient,
+        verifier: Arc<Verifier>,
+        keys: KeySource,
+        structured: StructuredContent,
+        engine: Arc<Engine>,
+    ) -> Tools {
+        Tools {
+            authz,
+            assembler,
+            verifier,
+            keys,
+            structured,
+            engine,
+            session: Arc::new(std::sync::Mutex::new(Session::new())),
+        }
+    }
+
+    /// The handler for a new MCP session: the same clients and engine, a new session.
     pub fn for_new_session(&self) -> Tools {
         Tools {
-            ledger: Default::default(),
+            session: Arc::new(std::sync::Mutex::new(Session::new())),
             ..self.clone()
         }
     }
@@ -124,17 +148,35 @@ fn tool(
 /// The tool list (names and arguments are part of the contract).
 pub fn tools() -> Vec<Tool> {
     let mut tools = tool_definitions();
-    // Tools whose repeated, unchanged answers come back as a reference take `fresh`.
-    for tool in tools
-        .iter_mut()
-        .filter(|t| DEDUPLICATED_TOOLS.contains(&t.name.as_ref()))
-    {
-        if let Some(Value::Object(properties)) =
+    // The context tools' answers are compressed and deduplicated: they take the options.
+    for tool in tools.iter_mut() {
+        let Some(compressed) = CompressedTool::from_name(&tool.name) else {
+            continue;
+        };
+        let Some(Value::Object(properties)) =
             Arc::make_mut(&mut tool.input_schema).get_mut("properties")
-        {
+        else {
+            continue;
+        };
+        properties.insert(
+            FRESH_ARGUMENT.into(),
+            json!({"type": "boolean", "description": "Send the full answer even if you already received the same one (a repeated, unchanged answer otherwise comes back as a one-line reference to the earlier call)."}),
+        );
+        properties.insert(
+            DETAIL_ARGUMENT.into(),
+            json!({"type": "boolean", "description": "The answer uncompressed: every field, source and diagnostic the compact answer leaves out."}),
+        );
+        properties.insert(
+            LEVEL_ARGUMENT.into(),
+            json!({"type": "string", "enum": codectx_compress::LevelSetting::NAMES, "description": format!("Compression of this answer (default: the server's, normally summary). This tool is never compressed past {}.", compressed.cap())}),
+        );
+        if matches!(
+            compressed,
+            CompressedTool::SymbolContext | CompressedTool::MinimalContext
+        ) {
             properties.insert(
-                FRESH_ARGUMENT.into(),
-                json!({"type": "boolean", "description": "Send the full answer even if this session already received the same one (a repeated, unchanged answer otherwise comes back as a one-line reference to the earlier call)."}),
+                FOR_EDIT_ARGUMENT.into(),
+                json!({"type": "boolean", "description": "You are about to edit this symbol: the answer uncompressed, and answers about it stay uncompressed for your next 6 calls."}),
             );
         }
     }
@@ -246,6 +288,24 @@ fn tool_definitions() -> Vec<Tool> {
             }),
             &["entity", "type"],
             false,
+        ),
+        tool(
+            "compress",
+            "Compress a large text you hold (command output, logs, a stack trace, build or test output, JSON, a table, a file tree, prose) before reading it: keeps every error and warning line and the failing frame of each stack trace; says which kind it detected. Extractive and local.",
+            json!({
+                "text": {"type": "string", "maxLength": request::COMPRESS_TEXT_BYTES, "description": "The text, at most 256 KiB."},
+                "kind": {"type": "string", "enum": codectx_compress::ContentKind::ALL.map(|k| k.as_str()), "description": "What the text is; detected when left out."},
+                "level": {"type": "string", "enum": ["summary", "aggressive", "minimal"], "description": "How much to keep (default summary)."}
+            }),
+            &["text"],
+            true,
+        ),
+        tool(
+            "get_compression_stats",
+            "This session's compression: the level and where it came from, the token budget used, calls, tokens saved, dedup and focus entries, per-tool detail-request rates and failures.",
+            json!({}),
+            &[],
+            true,
         ),
         tool(
             "forget",
@@ -380,17 +440,30 @@ impl Tools {
             })
     }
 
-    async fn call(&self, name: &str, arguments: JsonObject, key: &str) -> Result<Value, Error> {
+    async fn call(&self, name: &str, arguments: JsonObject, key: &str) -> Result<Answered, Error> {
         // Arguments are checked against the tool's schema before any authz round trip.
         let decoded = request::decode(name, arguments)?;
         let call = match decoded.request {
-            ToolRequest::ListRepositories => return self.list_repositories(key).await,
+            ToolRequest::ListRepositories => {
+                return Ok(Answered::Listing(self.list_repositories(key).await?));
+            }
+            ToolRequest::Compress(request) => return Ok(compress_answer(request)),
+            ToolRequest::CompressionStats => {
+                let stats = self.engine.stats(&self.session);
+                return Ok(Answered::Text {
+                    text: stats.render(),
+                    value: serde_json::to_value(&stats)
+                        .map_err(|e| Error::internal(e.to_string()))?,
+                });
+            }
             call => call,
         };
         let context = self.authorize(key, decoded.repository).await?;
         let assembler = &self.assembler;
         let answer = match call {
-            ToolRequest::ListRepositories => unreachable!("answered above"),
+            ToolRequest::ListRepositories
+            | ToolRequest::Compress(_)
+            | ToolRequest::CompressionStats => unreachable!("answered above"),
             ToolRequest::MinimalContext(request) => {
                 assembler.minimal_context(&context, request).await?
             }
@@ -405,7 +478,11 @@ impl Tools {
             ToolRequest::Remember(request) => assembler.remember(&context, request).await?,
             ToolRequest::Forget(request) => assembler.forget(&context, request).await?,
         };
-        answer_value(answer)
+        Ok(Answered::Context {
+            value: answer_value(answer)?,
+            principal: Principal::new(context.tenant_id(), context.subject_id()),
+            scope: context.repository_id().to_owned(),
+        })
     }
 
     async fn list_repositories(&self, key: &str) -> Result<Value, Error> {
@@ -421,9 +498,80 @@ impl Tools {
     }
 }
 
+/// A tool's answer before it goes out.
+enum Answered {
+    /// An assembled answer about a repository, authorized for `principal`.
+    Context {
+        value: Value,
+        principal: Principal,
+        scope: String,
+    },
+    /// The repositories the caller may see.
+    Listing(Value),
+    /// Text the gateway wrote itself (`compress`, `get_compression_stats`).
+    Text { text: String, value: Value },
+}
+
+impl Answered {
+    fn value(&self) -> &Value {
+        match self {
+            Answered::Context { value, .. }
+            | Answered::Listing(value)
+            | Answered::Text { value, .. } => value,
+        }
+    }
+}
+
+/// The `compress` tool: the text compressed, with what it was taken for and the saving.
+fn compress_answer(request: CompressRequest) -> Answered {
+    let before = codectx_compress::generic::tokens(&request.text);
+    if before < codectx_compress::ledger::MIN_TOKENS {
+        let kind = request
+            .kind
+            .unwrap_or_else(|| codectx_compress::generic::detect(&request.text));
+        return Answered::Text {
+            text: format!(
+                "status: ok\nkind: {}\nunchanged: under {} tokens\n---\n{}",
+                kind.as_str(),
+                codectx_compress::ledger::MIN_TOKENS,
+                request.text
+            ),
+            value: json!({"status": "ok", "kind": kind.as_str(), "tokens_in": before, "tokens_out": before, "text": request.text}),
+        };
+    }
+    let detected = request.kind.is_none();
+    let compressed = codectx_compress::compress_text(&request.text, request.kind, request.level);
+    let after = codectx_compress::generic::tokens(&compressed.text);
+    let saved = (before.saturating_sub(after)) as f64 * 100.0 / before as f64;
+    Answered::Text {
+        text: format!(
+            "status: ok\nkind: {}{}\nlevel: {}\ntokens: {} -> {} ({saved:.1}% saved)\n---\n{}\n",
+            compressed.kind.as_str(),
+            if detected { " (detected)" } else { "" },
+            request.level,
+            codectx_errors::group_thousands(before as u64),
+            codectx_errors::group_thousands(after as u64),
+            compressed.text
+        ),
+        value: json!({
+            "status": "ok",
+            "kind": compressed.kind.as_str(),
+            "detected": detected,
+            "level": request.level.as_str(),
+            "tokens_in": before,
+            "tokens_out": after,
+            "text": compressed.text,
+        }),
+    }
+}
+
 /// Tool latency and tokens returned. Labels come from a fixed set: a tool this gateway
 /// serves (or `unknown`) and `ok` or an error kind; never a tenant, subject or session.
-fn record_tool_metrics(name: &str, outcome: &Result<Value, Error>, elapsed: std::time::Duration) {
+fn record_tool_metrics(
+    name: &str,
+    outcome: &Result<Answered, Error>,
+    elapsed: std::time::Duration,
+) {
     static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     let names = NAMES.get_or_init(|| tools().into_iter().map(|t| t.name.to_string()).collect());
     let tool = if names.iter().any(|known| known == name) {
@@ -445,7 +593,7 @@ fn record_tool_metrics(name: &str, outcome: &Result<Value, Error>, elapsed: std:
     let tokens = outcome
         .as_ref()
         .ok()
-        .and_then(|value| value.get("tokens"))
+        .and_then(|answered| answered.value().get("tokens"))
         .and_then(Value::as_u64);
     if let Some(tokens) = tokens {
         codectx_telemetry::tool_tokens()
@@ -491,11 +639,7 @@ impl ServerHandler for Tools {
             Err(error) => return Ok(tool_result(error_value(&error), true, structured).into()),
         };
         let arguments = request.arguments.unwrap_or_default();
-        let fresh = arguments
-            .get(FRESH_ARGUMENT)
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let call_number = self.ledger.lock().map(|mut l| l.next_call()).unwrap_or(0);
+        let options = arguments.clone();
         // One trace per tool call (not one per MCP session: the SDK's session span is
         // not its parent), or a child of the agent's own trace when it sends
         // `traceparent`. Every gRPC hop below is a descendant of this span.
@@ -524,16 +668,31 @@ impl ServerHandler for Tools {
             },
         );
         let result = match outcome {
-            Ok(value) => {
-                let text = crate::render::render(&value);
-                // A program asking for the JSON gets the full answer; so does `fresh`.
-                let dedup = !structured && !fresh && DEDUPLICATED_TOOLS.contains(&name.as_ref());
-                let reference = self.ledger.lock().ok().and_then(|mut ledger| {
-                    ledger.answer(call_number, &name, &text, dedup, std::time::Instant::now())
-                });
-                tool_result_with_text(reference.unwrap_or(text), value, false, structured)
+            Ok(Answered::Text { text, value }) => {
+                tool_result_with_text(text, value, false, structured)
+            }
+            Ok(Answered::Listing(value)) => tool_result(value, false, structured),
+            Ok(Answered::Context {
+                value,
+                principal,
+                scope,
+            }) => {
+                let delivered = self.engine.deliver(
+                    &self.session,
+                    &codectx_compress::Call {
+                        tool: &name,
+                        arguments: &options,
+                        structured,
+                        principal: Some(principal),
+                        scope: &scope,
+                    },
+                    &value,
+                    crate::render::render,
+                );
+                tool_result_with_text(delivered.text, value, false, structured)
             }
             Err(error) => {
+                self.engine.count_error(&self.session, &name);
                 if error.kind() == ErrorKind::Internal {
                     tracing::error!(tool = %name, %error, "tool failed");
                 } else if error.is_redacted_for_agent() {

@@ -362,7 +362,11 @@ fn collect_names(value: &Value, out: &mut Vec<String>) {
             {
                 out.push(name.clone());
             }
-            fields.values().for_each(|v| collect_names(v, out));
+            // The literals a symbol holds are text too, with or without their kind.
+            fields
+                .iter()
+                .filter(|(key, _)| key.as_str() != "strings")
+                .for_each(|(_, v)| collect_names(v, out));
         }
         Value::Array(items) => items.iter().for_each(|v| collect_names(v, out)),
         _ => {}

@@ -29,7 +29,22 @@ pub enum ToolRequest {
     Recall(pb::RecallRequest),
     Remember(pb::RememberRequest),
     Forget(pb::ForgetRequest),
+    /// The `compress` tool: answered by the gateway, no repository.
+    Compress(CompressRequest),
+    /// `get_compression_stats`: this session's compression state.
+    CompressionStats,
 }
+
+/// The `compress` tool's arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompressRequest {
+    pub text: String,
+    pub kind: Option<codectx_compress::ContentKind>,
+    pub level: codectx_compress::Level,
+}
+
+/// The most text `compress` takes, in bytes (its schema says so).
+pub const COMPRESS_TEXT_BYTES: usize = 256 * 1024;
 
 /// Decodes `arguments` for the tool `name`.
 pub fn decode(name: &str, arguments: JsonObject) -> Result<Decoded, Error> {
@@ -61,9 +76,64 @@ pub fn decode(name: &str, arguments: JsonObject) -> Result<Decoded, Error> {
     }
     let arguments = Arguments(arguments);
     let repository = arguments.string("repository")?;
-    // Read by the session ledger (crate::dedup); checked here like every argument.
-    arguments.boolean(crate::dedup::FRESH_ARGUMENT)?;
+    // Read by the compression engine; checked here like every argument.
+    for option in [
+        codectx_compress::ledger::FRESH_ARGUMENT,
+        codectx_compress::engine::DETAIL_ARGUMENT,
+        codectx_compress::engine::FOR_EDIT_ARGUMENT,
+    ] {
+        arguments.boolean(option)?;
+    }
+    if let Some(level) = arguments.string(codectx_compress::engine::LEVEL_ARGUMENT)?
+        && codectx_compress::LevelSetting::parse(&level).is_none()
+    {
+        return Err(Error::invalid_argument(
+            codectx_compress::engine::LEVEL_ARGUMENT,
+            format!(
+                "compression is one of {}, not {:?}",
+                codectx_compress::LevelSetting::NAMES.join(", "),
+                level.chars().take(64).collect::<String>()
+            ),
+        ));
+    }
     let request = match name {
+        "compress" => {
+            let text = arguments.required("text")?;
+            codectx_core::limits::check_bytes("text", &text, COMPRESS_TEXT_BYTES)?;
+            let kind = match arguments.string("kind")? {
+                None => None,
+                Some(kind) => {
+                    Some(codectx_compress::ContentKind::parse(&kind).ok_or_else(|| {
+                        Error::invalid_argument(
+                            "kind",
+                            format!(
+                                "kind is one of {}, not {:?}",
+                                codectx_compress::ContentKind::ALL
+                                    .map(|k| k.as_str())
+                                    .join(", "),
+                                kind.chars().take(64).collect::<String>()
+                            ),
+                        )
+                    })?)
+                }
+            };
+            let level = match arguments.string("level")?.as_deref() {
+                None | Some("summary") => codectx_compress::Level::Summary,
+                Some("aggressive") => codectx_compress::Level::Aggressive,
+                Some("minimal") => codectx_compress::Level::Minimal,
+                Some(other) => {
+                    return Err(Error::invalid_argument(
+                        "level",
+                        format!(
+                            "level is summary, aggressive or minimal, not {:?}",
+                            other.chars().take(64).collect::<String>()
+                        ),
+                    ));
+                }
+            };
+            ToolRequest::Compress(CompressRequest { text, kind, level })
+        }
+        "get_compression_stats" => ToolRequest::CompressionStats,
         "list_repositories" => ToolRequest::ListRepositories,
         "minimal_context" => ToolRequest::MinimalContext(pb::MinimalContextRequest {
             task: arguments.required("task")?,
@@ -322,6 +392,19 @@ mod tests {
                 json!({"symbol": "s", "direction": "up"}),
                 "direction",
             ),
+            (
+                "get_symbol_context",
+                json!({"symbol": "s", "compression": "max"}),
+                "compression",
+            ),
+            ("search", json!({"query": "q", "detail": "yes"}), "detail"),
+            ("compress", json!({"text": "x", "kind": "yaml"}), "kind"),
+            ("compress", json!({"text": "x", "level": "off"}), "level"),
+            (
+                "compress",
+                json!({"text": "x".repeat(COMPRESS_TEXT_BYTES + 1)}),
+                "text",
+            ),
         ] {
             let error = decode(tool, object(arguments)).unwrap_err();
             assert_eq!(error.field(), field, "{tool}: {error}");
@@ -370,6 +453,13 @@ mod tests {
                 "type",
                 "aliases",
                 "facts",
+                "fresh",
+                "detail",
+                "for_edit",
+                "compression",
+                "text",
+                "kind",
+                "level",
             ])
             .prop_map(str::to_owned),
             "\\PC{1,16}",

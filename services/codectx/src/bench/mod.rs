@@ -76,6 +76,43 @@ pub struct BenchArgs {
     /// below this percentage: a regression gate for CI.
     #[arg(long, value_name = "PERCENT")]
     pub require_coverage: Option<f64>,
+    /// Also run the questions at these compression levels (comma separated: off,
+    /// summary, aggressive, minimal), each in a new MCP session and reported as
+    /// `ARM@LEVEL`; the plain arm is the gateway's default level.
+    #[arg(long, value_delimiter = ',', value_parser = parse_level)]
+    pub levels: Vec<codectx_compress::Level>,
+}
+
+fn parse_level(text: &str) -> Result<codectx_compress::Level, String> {
+    codectx_compress::Level::ALL
+        .into_iter()
+        .find(|level| level.as_str() == text)
+        .ok_or_else(|| format!("{text:?}: a level is off, summary, aggressive or minimal"))
+}
+
+/// The label of an arm's results at a level (None: the server's default).
+fn arm_label(arm: Arm, level: Option<codectx_compress::Level>) -> String {
+    match level {
+        None => arm.name().to_owned(),
+        Some(level) => format!("{}@{level}", arm.name()),
+    }
+}
+
+/// A call at an explicit level: the `compression` argument, where the tool takes it.
+fn at_level(
+    tool: &str,
+    mut arguments: Map<String, Value>,
+    level: Option<codectx_compress::Level>,
+) -> Map<String, Value> {
+    if let Some(level) = level
+        && codectx_compress::Tool::from_name(tool).is_some()
+    {
+        arguments.insert(
+            codectx_compress::engine::LEVEL_ARGUMENT.into(),
+            Value::from(level.as_str()),
+        );
+    }
+    arguments
 }
 
 /// Benchmarks other than a workload run.
@@ -368,6 +405,12 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
     for arm in &arms {
         let stack = Stack::start(StackOptions {
             retrieval: arm.legs(),
+            // Each session is measured as a new agent's: what an earlier run (another
+            // level, call mode) received must not be referenced.
+            compression: codectx_compress::CompressionConfig {
+                cross_session: false,
+                ..Default::default()
+            },
             oidc: Default::default(),
             model_directory: args.models.clone(),
             ..StackOptions::ephemeral(args.data.clone())
@@ -389,7 +432,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
                 .ok_or_else(|| anyhow::anyhow!("the gateway did not start"))?
         );
         let api_key = stack.dev.api_key.clone();
-        let client = McpClient::connect(&url, &api_key).await?;
+        let mut client = McpClient::connect(&url, &api_key).await?;
         for call in &workload.setup {
             let outcome = client.call(&call.tool, &call.arguments).await?;
             anyhow::ensure!(
@@ -407,20 +450,31 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
             arguments.insert("query".into(), Value::from("main"));
             let _ = client.call("search", &arguments).await;
         }
-        for question in &questions {
-            for mode in &modes {
-                let Some((tool, arguments)) = ask(question, *mode) else {
-                    continue;
-                };
-                let outcome = client.call(&tool, &arguments).await;
-                results.push(score_answer(
-                    question,
-                    *arm,
-                    *mode,
-                    &tool,
-                    baselines[&question.id].tokens,
-                    outcome,
-                ));
+        let levels = std::iter::once(None).chain(args.levels.iter().copied().map(Some));
+        for (run, level) in levels.enumerate() {
+            // Each level in a new MCP session: nothing one received is referenced in another.
+            if run > 0 {
+                client.close().await;
+                client = McpClient::connect(&url, &api_key).await?;
+            }
+            for question in &questions {
+                for mode in &modes {
+                    let Some((tool, arguments)) = ask(question, *mode) else {
+                        continue;
+                    };
+                    let arguments = at_level(&tool, arguments, level);
+                    let outcome = client.call(&tool, &arguments).await;
+                    let mut result = score_answer(
+                        question,
+                        *arm,
+                        *mode,
+                        &tool,
+                        baselines[&question.id].tokens,
+                        outcome,
+                    );
+                    result.arm = arm_label(*arm, level);
+                    results.push(result);
+                }
             }
         }
         client.close().await;
@@ -456,7 +510,15 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
     let report = report::Report::build(report::Inputs {
         workload: &workload,
         workload_path: &workload_path,
-        arms: &arms,
+        arms: &arms
+            .iter()
+            .flat_map(|arm| {
+                std::iter::once(None)
+                    .chain(args.levels.iter().copied().map(Some))
+                    .map(|level| arm_label(*arm, level))
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>(),
         modes: &modes,
         indexed,
         results,

@@ -11,7 +11,7 @@ use super::load::LoadReport;
 use super::score::{Aggregate, aggregate};
 use super::session::{self, SessionAggregate, SessionResult};
 use super::workload::{ESTIMATOR, Workload};
-use super::{Arm, Mode, QuestionResult};
+use super::{Mode, QuestionResult};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct IndexedRepo {
@@ -61,7 +61,8 @@ pub struct Report {
 pub struct Inputs<'a> {
     pub workload: &'a Workload,
     pub workload_path: &'a Path,
-    pub arms: &'a [Arm],
+    /// Arm labels (`hybrid`, `hybrid@minimal`, ...), in report order.
+    pub arms: &'a [String],
     pub modes: &'a [Mode],
     pub indexed: Vec<IndexedRepo>,
     pub results: Vec<QuestionResult>,
@@ -76,7 +77,7 @@ impl Report {
         let mut groups: Vec<(String, Mode)> = vec![("raw".into(), Mode::Files)];
         for arm in inputs.arms {
             for mode in inputs.modes {
-                groups.push((arm.name().into(), *mode));
+                groups.push((arm.clone(), *mode));
             }
         }
         let aggregates = groups
