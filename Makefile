@@ -58,6 +58,10 @@ bench-all: models ## The published run: three workloads, every arm, call and tas
 	$(BENCH) --workload bench/workloads/go-stdlib.json --repo go-src=$(GO_SRC) --concurrency 32 --duration 60s
 	$(BENCH) --workload bench/workloads/memory.json --repo notes-repo=tests/fixtures/go --concurrency 32 --duration 60s
 
+.PHONY: bench-compress
+bench-compress: ## The compress tool on the corpus of real outputs (libs/compress/tests/corpus): reduction per sample and level, lines kept
+	$(CARGO) run --release -q -p codectx-compress --example corpus
+
 .PHONY: bench-smoke
 bench-smoke: ## CI smoke: six Python stdlib questions in call mode; fails below 100% evidence coverage
 	$(CARGO) run -q -p codectx --bin codectx -- bench --out $(BENCH_OUT) --data .codectx-bench/smoke-data \

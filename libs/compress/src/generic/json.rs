@@ -24,19 +24,19 @@ pub(super) fn compress(text: &str, level: Level) -> String {
             samples: 2,
             depth: 3,
             string: 80,
-            problems: 50,
+            problems: 200,
         },
         Level::Aggressive => Limits {
             samples: 1,
             depth: 2,
             string: 60,
-            problems: 25,
+            problems: 200,
         },
         Level::Minimal => Limits {
             samples: 0,
             depth: 1,
             string: 40,
-            problems: 10,
+            problems: 200,
         },
     };
     let mut out = Vec::new();
@@ -70,12 +70,23 @@ pub(super) fn compress(text: &str, level: Level) -> String {
     if !problems.is_empty() {
         let total = problems.len();
         out.push(format!("problems ({total}):"));
-        out.extend(
-            problems
-                .into_iter()
-                .take(limits.problems)
-                .map(|p| format!("  {p}")),
-        );
+        // Grouped under the array element they belong to: `items[7 worker-5b7c9]:`.
+        let mut group: Option<String> = None;
+        for problem in problems.into_iter().take(limits.problems) {
+            match problem.split_once("].") {
+                Some((head, tail)) if head.contains('[') => {
+                    if group.as_deref() != Some(head) {
+                        out.push(format!("  {head}]:"));
+                        group = Some(head.to_owned());
+                    }
+                    out.push(format!("    {tail}"));
+                }
+                _ => {
+                    group = None;
+                    out.push(format!("  {problem}"));
+                }
+            }
+        }
         if total > limits.problems {
             out.push(format!("  … {} more", total - limits.problems));
         }
@@ -149,8 +160,45 @@ fn outline(value: &Value, indent: usize, limits: &Limits, out: &mut Vec<String>)
     }
 }
 
+/// Keys an object may show one by one; beyond, an object whose values share one type
+/// is a map (`releases` by version) and reads as its count, a few keys and the shape of
+/// its values.
+const MAP_KEYS: usize = 12;
+
 fn outline_object(map: &Map<String, Value>, indent: usize, limits: &Limits, out: &mut Vec<String>) {
     let pad = "  ".repeat(indent);
+    let kinds: std::collections::BTreeSet<&str> = map.values().map(type_name).collect();
+    if map.len() > MAP_KEYS && kinds.len() == 1 {
+        let keys: Vec<&String> = map.keys().collect();
+        let shown: Vec<&str> = keys
+            .iter()
+            .take(3)
+            .chain(keys.iter().skip(keys.len().saturating_sub(3)))
+            .map(|k| k.as_str())
+            .collect();
+        out.push(format!(
+            "{pad}{{{} keys: {}, …, {}}}",
+            map.len(),
+            shown[..3].join(", "),
+            shown[3..].join(", ")
+        ));
+        let values: Vec<Value> = map.values().cloned().collect();
+        let items: Vec<Value> = if values.iter().all(Value::is_array) {
+            values
+                .iter()
+                .filter_map(Value::as_array)
+                .flatten()
+                .cloned()
+                .collect()
+        } else {
+            values
+        };
+        let fields = schema(&items);
+        if !fields.is_empty() {
+            out.push(format!("{pad}each: {}", fields.join(", ")));
+        }
+        return;
+    }
     for (key, value) in map {
         match value {
             Value::Object(inner) if indent < limits.depth && !inner.is_empty() => {
@@ -192,7 +240,122 @@ fn outline_object(map: &Map<String, Value>, indent: usize, limits: &Limits, out:
     }
 }
 
-/// `path: value` for every non-empty value whose key or text reports a problem.
+/// The words of a key: `restartCount` -> restart, count; `exit_code` -> exit, code.
+fn key_words(key: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    for c in key.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            continue;
+        }
+        if c.is_ascii_uppercase()
+            && !word.is_empty()
+            && !word.ends_with(|p: char| p.is_ascii_uppercase())
+        {
+            words.push(std::mem::take(&mut word));
+        }
+        word.push(c.to_ascii_lowercase());
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// Keys that configure (a threshold, a timeout, a limit), whatever word they contain.
+const SETTING_WORDS: &[&str] = &[
+    "threshold",
+    "seconds",
+    "timeout",
+    "limit",
+    "max",
+    "min",
+    "period",
+    "delay",
+    "retries",
+    "budget",
+    "ms",
+    "percent",
+    "policy",
+    "grace",
+    "interval",
+];
+/// Counters that report trouble when not zero.
+const TROUBLE_COUNTERS: &[&str] = &[
+    "error",
+    "errors",
+    "failed",
+    "failure",
+    "failures",
+    "warning",
+    "warnings",
+    "restart",
+    "restarts",
+    "panics",
+    "exceptions",
+    "crashes",
+];
+/// Flags that report trouble when false.
+const HEALTH_FLAGS: &[&str] = &[
+    "ready",
+    "healthy",
+    "available",
+    "ok",
+    "success",
+    "succeeded",
+    "passed",
+    "started",
+];
+
+fn is_setting(words: &[String]) -> bool {
+    words.iter().any(|w| SETTING_WORDS.contains(&w.as_str()))
+}
+
+/// Whether `key: value` reports a problem.
+fn reports_problem(key: &str, value: &Value) -> bool {
+    let words = key_words(key);
+    match value {
+        // A status or message, not a document that mentions errors (a README).
+        Value::String(text) => {
+            !text.is_empty()
+                && text.len() <= 500
+                && (is_signal(text) || (is_signal(key) && !is_setting(&words)))
+        }
+        Value::Number(number) => {
+            let nonzero = number.as_f64().is_some_and(|n| n != 0.0);
+            nonzero
+                && !is_setting(&words)
+                && (words.iter().any(|w| TROUBLE_COUNTERS.contains(&w.as_str()))
+                    || (words.first().is_some_and(|w| w == "exit")
+                        && words.last().is_some_and(|w| w == "code")))
+        }
+        Value::Bool(flag) => {
+            (!flag
+                && words
+                    .last()
+                    .is_some_and(|w| HEALTH_FLAGS.contains(&w.as_str())))
+                || (*flag && words.iter().any(|w| TROUBLE_COUNTERS.contains(&w.as_str())))
+        }
+        _ => false,
+    }
+}
+
+/// What names an element of an array: its `name`, `id`, `key` or `metadata.name`.
+fn identity(value: &Value) -> Option<&str> {
+    let object = value.as_object()?;
+    ["name", "id", "key", "title"]
+        .iter()
+        .find_map(|key| object.get(*key).and_then(Value::as_str))
+        .or_else(|| object.get("metadata")?.get("name")?.as_str())
+        .filter(|name| name.len() <= 120)
+}
+
+/// `path: value` for every value whose key or text reports a problem: an error or
+/// warning text, a trouble counter that is not zero, a health flag that is false. Array
+/// elements are named by their identity (`items[7 payments-worker-5b7c9]`).
 fn find_problems(value: &Value, path: &mut String, out: &mut Vec<String>) {
     match value {
         Value::Object(map) => {
@@ -202,13 +365,7 @@ fn find_problems(value: &Value, path: &mut String, out: &mut Vec<String>) {
                     path.push('.');
                 }
                 path.push_str(key);
-                let reportable = match inner {
-                    Value::String(s) => !s.is_empty() && (is_signal(key) || is_signal(s)),
-                    Value::Number(n) => is_signal(key) && n.as_f64().is_some_and(|n| n != 0.0),
-                    Value::Bool(b) => is_signal(key) && *b,
-                    _ => false,
-                };
-                if reportable {
+                if reports_problem(key, inner) {
                     out.push(format!("{path}: {}", scalar(inner, 200)));
                 } else {
                     find_problems(inner, path, out);
@@ -219,7 +376,10 @@ fn find_problems(value: &Value, path: &mut String, out: &mut Vec<String>) {
         Value::Array(items) => {
             for (index, inner) in items.iter().enumerate() {
                 let len = path.len();
-                path.push_str(&format!("[{index}]"));
+                match identity(inner) {
+                    Some(name) => path.push_str(&format!("[{index} {name}]")),
+                    None => path.push_str(&format!("[{index}]")),
+                }
                 if let Value::String(s) = inner
                     && is_signal(s)
                 {
@@ -249,7 +409,7 @@ mod tests {
             let out = compress(&text, level);
             assert!(out.starts_with("array of 100 objects"), "{level}");
             assert!(
-                out.contains("[42].state.waiting.reason: \"CrashLoopBackOff\""),
+                out.contains("  [42 api-42]:\n    ready: false\n    state.waiting.reason: \"CrashLoopBackOff\""),
                 "{level}: {out}"
             );
             assert!(out.len() * 10 < text.len(), "{level}");

@@ -115,7 +115,14 @@ pub fn detect(text: &str) -> ContentKind {
     if build >= 2 && share(build) >= 0.2 && share(frames) < 0.5 {
         return ContentKind::BuildOutput;
     }
-    if trace_headers > 0 && frames >= 2 && share(frames) >= 0.3 {
+    // A trace is mostly frames and their code lines (Python writes each frame on two
+    // or three lines).
+    let framed = trace::choose_frames(&lines, Level::Summary)
+        .framed
+        .iter()
+        .filter(|f| **f)
+        .count();
+    if trace_headers > 0 && frames >= 2 && share(framed) >= 0.4 {
         return ContentKind::StackTrace;
     }
     if share(log) >= 0.5 {
@@ -154,6 +161,9 @@ pub fn is_signal(line: &str) -> bool {
         "backoff",
         "oomkilled",
         "unhealthy",
+        "unready",
+        "notready",
+        "not ready",
         "npm err",
         "abort",
     ];

@@ -69,9 +69,15 @@ impl Tool {
             Level::Minimal => MINIMAL,
         };
         match self {
-            // A search result is its head line and signature: the summaries are what
-            // tells two candidates apart, so they stay at summary.
-            Tool::Search => shape.summary = Keep::All,
+            // A search result is its head line (kind, name, place) and its one-line
+            // summary, which is what tells two candidates apart; the signature only of
+            // the top result (Infigraph's search summary: symbol and location per
+            // result, snippets dropped). No fingerprints: a result is a pointer.
+            Tool::Search => {
+                shape.summary = Keep::All;
+                shape.signature = Keep::First;
+                shape.fingerprint = Keep::None;
+            }
             // The subject's own lines are the point of a call graph or symbol card.
             Tool::CallGraph | Tool::SymbolContext => {
                 shape.signature = Keep::First;
@@ -142,8 +148,7 @@ pub fn compress(tool: Tool, level: Level, answer: &Value) -> Value {
     if level == Level::Off {
         return answer.clone();
     }
-    let note = format!("{level} (detail: true for everything)");
-    shape::apply(answer, &tool.shape(level), &note)
+    shape::apply(answer, &tool.shape(level))
 }
 
 #[cfg(test)]
@@ -194,9 +199,8 @@ mod tests {
         );
         assert_eq!(
             omitted[1],
-            json!({"what": "source lines", "count": 25, "reason": "compression"})
+            json!({"what": "25 source lines", "reason": shape::OMITTED_REASON})
         );
-        assert_eq!(out["compressed"], "summary (detail: true for everything)");
     }
 
     #[test]
@@ -210,14 +214,10 @@ mod tests {
             entry.get("signature").is_some(),
             "the subject keeps its signature"
         );
-        let reasons: Vec<_> = out["omitted"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|o| (o["what"].clone(), o["count"].clone()))
-            .collect();
-        assert!(reasons.contains(&(json!("neighbours (callers, callees, tests, ...)"), json!(4))));
-        assert!(reasons.contains(&(json!("source lines"), json!(40))));
+        assert_eq!(
+            out["omitted"][1],
+            json!({"what": "4 neighbours, 40 source lines", "reason": shape::OMITTED_REASON})
+        );
     }
 
     #[test]

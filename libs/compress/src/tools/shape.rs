@@ -87,6 +87,8 @@ impl Shape {
 /// Counts of what a shape left out, reported in the answer's `omitted`.
 #[derive(Debug, Default)]
 struct Dropped {
+    signatures: u64,
+    summaries: u64,
     neighbours: u64,
     source_lines: u64,
     related: u64,
@@ -94,9 +96,13 @@ struct Dropped {
     facts: u64,
 }
 
-/// Applies `shape` to an answer envelope. `note` is the line that tells the agent how
-/// to get the full answer.
-pub fn apply(answer: &Value, shape: &Shape, note: &str) -> Value {
+/// What the `omitted` item of a compressed answer gives as its reason: why, and how to
+/// get the rest.
+pub const OMITTED_REASON: &str = "compression; detail: true sends them";
+
+/// Applies `shape` to an answer envelope. Everything it leaves out is counted in one
+/// `omitted` item (reason [`OMITTED_REASON`]); an answer it leaves whole is unchanged.
+pub fn apply(answer: &Value, shape: &Shape) -> Value {
     let Some(top) = answer.as_object() else {
         return answer.clone();
     };
@@ -149,22 +155,25 @@ pub fn apply(answer: &Value, shape: &Shape, note: &str) -> Value {
         Some(Value::Array(items)) => items,
         _ => Vec::new(),
     };
-    for (count, what) in [
+    let parts: Vec<String> = [
         (dropped.entries, "results"),
         (dropped.related, "related results"),
-        (
-            dropped.neighbours,
-            "neighbours (callers, callees, tests, ...)",
-        ),
+        (dropped.neighbours, "neighbours"),
         (dropped.facts, "facts"),
         (dropped.source_lines, "source lines"),
-    ] {
-        if count > 0 {
-            omitted.push(json!({"what": what, "count": count, "reason": "compression"}));
-        }
+        (dropped.signatures, "signatures"),
+        (dropped.summaries, "summaries"),
+    ]
+    .into_iter()
+    .filter(|(count, _)| *count > 0)
+    .map(|(count, what)| format!("{count} {what}"))
+    .collect();
+    if !parts.is_empty() {
+        omitted.push(json!({"what": parts.join(", "), "reason": OMITTED_REASON}));
     }
-    out.insert("omitted".into(), Value::Array(omitted));
-    out.insert("compressed".into(), Value::from(note));
+    if !omitted.is_empty() || top.contains_key("omitted") {
+        out.insert("omitted".into(), Value::Array(omitted));
+    }
     Value::Object(out)
 }
 
@@ -179,6 +188,11 @@ fn is_quiet(value: &Value) -> bool {
     }
 }
 
+/// Removes a field; whether it held anything.
+fn remove(fields: &mut Map<String, Value>, key: &str) -> bool {
+    fields.remove(key).is_some_and(|value| !is_quiet(&value))
+}
+
 fn shape_entry(
     fields: &mut Map<String, Value>,
     shape: &Shape,
@@ -187,11 +201,11 @@ fn shape_entry(
     dropped: &mut Dropped,
 ) {
     let detail = !related || shape.related_detail;
-    if !(detail && shape.signature.keeps(first)) {
-        fields.remove("signature");
+    if !(detail && shape.signature.keeps(first)) && remove(fields, "signature") {
+        dropped.signatures += 1;
     }
-    if !(detail && shape.summary.keeps(first)) {
-        fields.remove("summary");
+    if !(detail && shape.summary.keeps(first)) && remove(fields, "summary") {
+        dropped.summaries += 1;
     }
     if !shape.fingerprint.keeps(first) {
         fields.remove("fingerprint");
