@@ -11,7 +11,11 @@
 //!   and other fields, one per line;
 //! - neighbour lists (callers, callees, tests, ...) are grouped by file, one line per
 //!   file: `path: line kind name; line kind name`; the entry's own file reads `(here)`;
-//! - source text is indented under `source:`, byte for byte;
+//!   neighbours found with less than full confidence (`name_match`, `dispatch`) are
+//!   listed apart under `field (confidence):`, so a guess never reads as a fact;
+//! - summaries name symbols relative to the same prefix;
+//! - source text is indented under `source:`, byte for byte; a signature or summary
+//!   that the source holds verbatim is not repeated above it;
 //! - empty lists, nulls and empty strings are dropped; `tokens` (the JSON's own size)
 //!   is dropped; any field this module does not know is kept as `key: value`.
 
@@ -37,12 +41,18 @@ pub fn render(answer: &Value) -> String {
         return compact(answer);
     };
     let prefix = module_prefix(answer);
+    // A name, or a summary that names one ("raised in example.com/shop/server.Run"),
+    // relative to the prefix wherever a word starts with it.
     let name = |text: &str| -> String {
         match &prefix {
-            Some(prefix) => text
-                .strip_prefix(prefix.as_str())
-                .unwrap_or(text)
-                .to_owned(),
+            Some(prefix) => {
+                let text = text.strip_prefix(prefix.as_str()).unwrap_or(text);
+                if text.contains(prefix.as_str()) {
+                    text.replace(&format!(" {prefix}"), " ")
+                } else {
+                    text.to_owned()
+                }
+            }
             None => text.to_owned(),
         }
     };
@@ -162,11 +172,22 @@ fn render_entry(entry: &Value, name: &dyn Fn(&str) -> String, out: &mut String) 
     }
     out.push_str(&head.join(" "));
     out.push('\n');
+    // With its source, an entry's signature and summary are lines of that source.
+    let source = non_empty_str(fields.get("text")).map(squeeze);
+    let in_source = |key: &str, value: &Value| {
+        matches!(key, "signature" | "summary")
+            && value.as_str().is_some_and(|text| {
+                source
+                    .as_deref()
+                    .is_some_and(|source| source.contains(&squeeze(text)))
+            })
+    };
     for (key, value) in fields {
         if HEAD_FIELDS.contains(&key.as_str())
             || key == kind_field
             || key == name_field
             || is_empty(value)
+            || in_source(key, value)
         {
             continue;
         }
@@ -180,6 +201,11 @@ fn render_entry(entry: &Value, name: &dyn Fn(&str) -> String, out: &mut String) 
             out.push('\n');
         }
     }
+}
+
+/// Text with every run of whitespace as one space (signatures are stored joined).
+fn squeeze(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `:start-end` from `lines`, or `:line`.
@@ -212,10 +238,32 @@ fn render_field(
 ) {
     match value {
         Value::Array(items) if items.iter().all(is_neighbour) => {
-            out.push_str(indent);
-            out.push_str(key);
-            out.push_str(":\n");
-            render_neighbours(items, indent, own_path, name, out);
+            // Resolved neighbours first, then each lesser confidence in first-seen order.
+            let mut groups: Vec<(Option<&str>, Vec<&Value>)> = vec![(None, Vec::new())];
+            for item in items {
+                let confidence = item
+                    .get("confidence")
+                    .and_then(Value::as_str)
+                    .filter(|c| !c.is_empty() && *c != "resolved");
+                match groups.iter_mut().find(|(c, _)| *c == confidence) {
+                    Some((_, members)) => members.push(item),
+                    None => groups.push((confidence, vec![item])),
+                }
+            }
+            for (confidence, members) in groups {
+                if members.is_empty() {
+                    continue;
+                }
+                out.push_str(indent);
+                out.push_str(key);
+                if let Some(confidence) = confidence {
+                    out.push_str(" (");
+                    out.push_str(confidence);
+                    out.push(')');
+                }
+                out.push_str(":\n");
+                render_neighbours(&members, indent, own_path, name, out);
+            }
         }
         Value::Array(items) if items.iter().all(is_fact) => {
             out.push_str(&format!("{indent}{key}:\n"));
@@ -273,46 +321,55 @@ fn fact(value: &Value) -> String {
     parts.join(" ")
 }
 
-/// A neighbour: an object naming a symbol at a place (and nothing else of substance).
+/// Fields a neighbour may carry: a name (or an id) at a place, its kind and how sure the
+/// index is of the edge.
+const NEIGHBOUR_KEYS: &[&str] = &[
+    "kind",
+    "qualified_name",
+    "id",
+    "path",
+    "line",
+    "lines",
+    "confidence",
+];
+
+/// A neighbour: an object naming a symbol (or a node id) at a place, and nothing else of
+/// substance.
 fn is_neighbour(value: &Value) -> bool {
     value.as_object().is_some_and(|fields| {
-        fields.contains_key("qualified_name")
+        (fields.contains_key("qualified_name") || fields.contains_key("id"))
             && fields.contains_key("path")
-            && fields
-                .keys()
-                .all(|k| ["kind", "qualified_name", "path", "line", "lines"].contains(&k.as_str()))
+            && fields.keys().all(|k| NEIGHBOUR_KEYS.contains(&k.as_str()))
     })
 }
 
 /// Neighbours grouped by file, in first-seen order: `path: line kind name; ...`.
 fn render_neighbours(
-    items: &[Value],
+    items: &[&Value],
     indent: &str,
     own_path: Option<&str>,
     name: &dyn Fn(&str) -> String,
     out: &mut String,
 ) {
-    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    // Per file: (line, kind, name) of each member.
+    type Member = (Option<String>, Option<String>, String);
+    let mut groups: Vec<(String, Vec<Member>)> = Vec::new();
     for item in items {
         let Some(fields) = item.as_object() else {
             continue;
         };
         let path = non_empty_str(fields.get("path")).unwrap_or("");
-        let mut parts = Vec::new();
-        let at = location(fields);
-        if let Some(line) = at.strip_prefix(':') {
-            parts.push(line.to_owned());
-        }
-        if let Some(kind) = non_empty_str(fields.get("kind")) {
-            parts.push(kind.to_owned());
-        }
-        if let Some(qualified) = non_empty_str(fields.get("qualified_name")) {
-            parts.push(name(qualified));
-        }
-        let text = parts.join(" ");
+        let line = location(fields).strip_prefix(':').map(str::to_owned);
+        let kind = non_empty_str(fields.get("kind")).map(str::to_owned);
+        // A name says more than an id; an id alone is what get_code_snippet takes.
+        let label = match non_empty_str(fields.get("qualified_name")) {
+            Some(qualified) => name(qualified),
+            None => non_empty_str(fields.get("id")).unwrap_or("").to_owned(),
+        };
+        let member = (line, kind, label);
         match groups.iter_mut().find(|(p, _)| p == path) {
-            Some((_, members)) => members.push(text),
-            None => groups.push((path.to_owned(), vec![text])),
+            Some((_, members)) => members.push(member),
+            None => groups.push((path.to_owned(), vec![member])),
         }
     }
     for (path, members) in groups {
@@ -321,8 +378,66 @@ fn render_neighbours(
         } else {
             path.as_str()
         };
-        out.push_str(&format!("{indent}  {shown}: {}\n", members.join("; ")));
+        // Names of one file usually share their package or class: stated once.
+        let names: Vec<&str> = members.iter().map(|(_, _, name)| name.as_str()).collect();
+        let shared = shared_qualifier(&names);
+        let texts: Vec<String> = members
+            .iter()
+            .map(|(line, kind, label)| {
+                [
+                    line.as_deref(),
+                    kind.as_deref(),
+                    Some(&label[shared.len()..]),
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" ")
+            })
+            .collect();
+        if shared.is_empty() {
+            out.push_str(&format!("{indent}  {shown}: {}\n", texts.join("; ")));
+        } else {
+            out.push_str(&format!(
+                "{indent}  {shown} ({shared}): {}\n",
+                texts.join("; ")
+            ));
+        }
     }
+}
+
+/// The qualifier (package, module, class) that every name of a group starts with, up to
+/// and including a separator (`.`, `/`, `::`, `#`), when there are at least two names and
+/// it is long enough to be worth stating once; else empty.
+fn shared_qualifier<'a>(names: &[&'a str]) -> &'a str {
+    let [first, rest @ ..] = names else {
+        return "";
+    };
+    if rest.is_empty() {
+        return "";
+    }
+    let mut end = first.len();
+    for other in rest {
+        end = end.min(
+            first
+                .bytes()
+                .zip(other.bytes())
+                .take_while(|(a, b)| a == b)
+                .count(),
+        );
+    }
+    // Back to the last separator, and never the whole of any name.
+    let prefix = &first[..end];
+    let cut = prefix
+        .char_indices()
+        .filter(|(_, c)| matches!(c, '.' | '/' | ':' | '#'))
+        .map(|(i, c)| i + c.len_utf8())
+        .next_back()
+        .unwrap_or(0);
+    if cut < 4 || names.iter().any(|n| n.len() <= cut) {
+        return "";
+    }
+    &first[..cut]
 }
 
 /// The common module prefix of the answer's slash-separated qualified names, ending at a
@@ -451,11 +566,10 @@ mod tests {
              method server.(*Server).Serve server/server.go:26-35\n\
              \x20 callees:\n\
              \x20   (here): 34 method server.(*Server).render\n\
-             \x20   store/store.go: 30 method store.(*DB).Get; 41 method store.(*DB).Put\n\
+             \x20   store/store.go (store.(*DB).): 30 method Get; 41 method Put\n\
              \x20 callers:\n\
              \x20   (here): 54 function server.Run\n\
              \x20 fingerprint: be2ef3f85f020fe1\n\
-             \x20 signature: func (s *Server) Serve(path string) (string, error)\n\
              \x20 strings:\n\
              \x20   (here): 28 error_message empty path\n\
              \x20 summary: Serve handles a path on a pointer receiver.\n\
