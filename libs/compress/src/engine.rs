@@ -283,28 +283,40 @@ impl Engine {
             && tool.is_some()
             && matches!(bypass, None | Some(Bypass::LevelOff));
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let (text, level, mut outcome) = match (bypass, tool) {
-                (None, Some(tool)) if level > Level::Off => {
-                    let compressed = (self.compressor)(tool, level, answer);
-                    (render(&compressed), level, Outcome::Compressed)
-                }
-                (None, _) => (raw.clone(), Level::Off, Outcome::Bypassed(Bypass::LevelOff)),
-                (Some(reason), _) => (raw.clone(), Level::Off, Outcome::Bypassed(reason)),
+            let (shaped, level, mut outcome) = match (bypass, tool) {
+                (None, Some(tool)) if level > Level::Off => (
+                    (self.compressor)(tool, level, answer),
+                    level,
+                    Outcome::Compressed,
+                ),
+                (None, _) => (
+                    answer.clone(),
+                    Level::Off,
+                    Outcome::Bypassed(Bypass::LevelOff),
+                ),
+                (Some(reason), _) => (answer.clone(), Level::Off, Outcome::Bypassed(reason)),
             };
+            let text = if matches!(outcome, Outcome::Compressed) {
+                render(&shaped)
+            } else {
+                raw.clone()
+            };
+            // An answer too small to reference, or one that must go in full: sent in
+            // full, and remembered (whole and by parts) as received.
             if !may_dedup || tokens(&text) < MIN_TOKENS {
                 let mut session = lock(session);
-                // Sent in full still counts as received.
                 session
                     .ledger
                     .answer(number, call.tool, &text, false, Instant::now());
-                return (text, level, outcome);
+                session.parts.apply(&shaped, number, false);
+                return (text, level, outcome, 0);
             }
             let reference =
                 lock(session)
                     .ledger
                     .answer(number, call.tool, &text, true, Instant::now());
             if let Some(reference) = reference {
-                return (reference, level, Outcome::SessionReference);
+                return (reference, level, Outcome::SessionReference, 0);
             }
             if self.config.cross_session
                 && let Some(principal) = call.principal
@@ -325,19 +337,24 @@ impl Engine {
                          with \"{FRESH_ARGUMENT}\": true to receive it in full.\n",
                         prior.tool
                     );
-                    return (text, level, outcome);
+                    return (text, level, outcome, 0);
                 }
             }
-            (text, level, outcome)
+            // Entries and neighbour lists this session already holds become references.
+            let (value, parts) = lock(session).parts.apply(&shaped, number, true);
+            if parts > 0 {
+                return (render(&value), level, outcome, parts);
+            }
+            (text, level, outcome, 0)
         }));
-        let (text, level, outcome) = match outcome {
+        let (text, level, outcome, parts) = match outcome {
             Ok(done) => done,
             Err(_) => {
                 tracing::error!(
                     tool = call.tool,
                     "compression failed; the raw answer was sent"
                 );
-                (raw.clone(), Level::Off, Outcome::Failed)
+                (raw.clone(), Level::Off, Outcome::Failed, 0)
             }
         };
         let sent = tokens(&text) as u64;
@@ -370,6 +387,7 @@ impl Engine {
                 }
                 Outcome::Compressed => {}
             }
+            session.part_references += parts as u64;
             let stats = session.tools.entry(call.tool.to_owned()).or_default();
             stats.tokens_raw += raw_tokens as u64;
             stats.tokens_sent += sent;

@@ -13,6 +13,7 @@ pub mod engine;
 pub mod generic;
 pub mod ledger;
 pub mod level;
+pub mod parts;
 pub mod session;
 pub mod store;
 pub mod tools;

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::ledger::SessionLedger;
 use crate::level::{Level, LevelSetting, LevelSource};
+use crate::parts::PartsLedger;
 
 /// A symbol or file just opened for reading source or for editing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -56,6 +57,8 @@ pub struct Session {
     pub(crate) tokens_raw: u64,
     pub(crate) tokens_sent: u64,
     pub(crate) ledger: SessionLedger,
+    pub(crate) parts: PartsLedger,
+    pub(crate) part_references: u64,
     pub(crate) focus: Vec<FocusEntry>,
     pub(crate) tools: BTreeMap<String, ToolStats>,
     pub(crate) failures: u64,
@@ -84,29 +87,39 @@ impl Session {
         self.focus.retain(|entry| entry.until_call >= call);
     }
 
-    /// Whether a call's arguments or its answer's subject are in focus.
+    /// Whether a call is about something in focus: its `symbol` argument names a
+    /// focused symbol (as it was asked for, or by its qualified name), its subject is a
+    /// focused symbol, or its `files` (or the files of its `diff`) include a focused
+    /// file. A free-text query never matches (Infigraph's rule: no false positives on
+    /// search), and neither does another symbol of a focused file.
     pub(crate) fn in_focus(
         &self,
         arguments: &serde_json::Map<String, Value>,
         answer: &Value,
     ) -> bool {
         let symbol = arguments.get("symbol").and_then(Value::as_str);
-        let files: Vec<&str> = arguments
+        let mut files: Vec<&str> = arguments
             .get("files")
             .and_then(Value::as_array)
             .map(|files| files.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
+        if let Some(diff) = arguments.get("diff").and_then(Value::as_str) {
+            files.extend(diff.lines().filter_map(|line| {
+                line.strip_prefix("+++ b/")
+                    .or_else(|| line.strip_prefix("--- a/"))
+            }));
+        }
         let subject = answer.get("entries").and_then(|e| e.get(0));
         let subject_name = subject
             .and_then(|s| s.get("qualified_name"))
             .and_then(Value::as_str);
-        let subject_path = subject.and_then(|s| s.get("path")).and_then(Value::as_str);
         self.focus.iter().any(|entry| {
-            let same = |a: Option<&str>, b: &Option<String>| matches!((a, b), (Some(a), Some(b)) if a == b);
+            let same = |a: Option<&str>, b: &Option<String>| {
+                matches!((a, b), (Some(a), Some(b)) if a == b)
+            };
             same(symbol, &entry.symbol)
                 || same(symbol, &entry.qualified_name)
                 || same(subject_name, &entry.qualified_name)
-                || same(subject_path, &entry.path)
                 || files.iter().any(|file| same(Some(file), &entry.path))
         })
     }
@@ -171,7 +184,8 @@ impl Session {
                     .round()
                     / 10.0
             },
-            dedup_entries: self.ledger.len(),
+            dedup_entries: self.ledger.len() + self.parts.len(),
+            part_references: self.part_references,
             dedup_hits: self.dedup_hits,
             cross_session_hits: self.cross_session_hits,
             focus: self
@@ -230,6 +244,8 @@ pub struct Stats {
     pub saved_percent: f64,
     pub dedup_entries: usize,
     pub dedup_hits: u64,
+    /// Entries and neighbour lists sent as references to an earlier call.
+    pub part_references: u64,
     pub cross_session_hits: u64,
     pub focus: Vec<FocusEntry>,
     pub bypasses: u64,
@@ -259,7 +275,7 @@ impl Stats {
     /// The compact text a model reads.
     pub fn render(&self) -> String {
         let mut out = format!(
-            "status: ok\nlevel: {} (from {}; now {})\nbudget: {} of {} tokens used, {} left\ncalls: {}, tokens {} raw -> {} sent ({}% saved)\ndedup: {} answers held, {} session hits, {} cross-session hits\nbypasses: {}\nfailures: {}\n",
+            "status: ok\nlevel: {} (from {}; now {})\nbudget: {} of {} tokens used, {} left\ncalls: {}, tokens {} raw -> {} sent ({}% saved)\ndedup: {} answers and parts held, {} session hits, {} parts referenced, {} cross-session hits\nbypasses: {}\nfailures: {}\n",
             self.level,
             self.level_source,
             self.current_level,
@@ -272,6 +288,7 @@ impl Stats {
             self.saved_percent,
             self.dedup_entries,
             self.dedup_hits,
+            self.part_references,
             self.cross_session_hits,
             self.bypasses,
             self.failures,

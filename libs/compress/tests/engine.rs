@@ -384,7 +384,7 @@ fn auto_raises_the_level_as_the_budget_fills() {
             engine
                 .deliver(
                     &session,
-                    &call("minimal_context", &args, alice),
+                    &call("recall", &args, alice),
                     &card(&format!("S{n}"), 1),
                     render,
                 )
@@ -457,4 +457,63 @@ fn a_panicking_compressor_yields_the_raw_answer_and_is_counted() {
         render,
     );
     assert_eq!(next.outcome, Outcome::Failed);
+}
+
+#[test]
+fn parts_already_sent_are_references_and_a_changed_symbol_never_is() {
+    let engine = engine(CompressionConfig::default());
+    let session = Mutex::new(Session::new());
+    let alice = Principal::new("acme", "alice");
+    let card_args = arguments(&[("symbol", json!("Serve"))]);
+    engine.deliver(
+        &session,
+        &call("get_symbol_context", &card_args, alice),
+        &card("Serve", 1),
+        render,
+    );
+    // The same symbol inside another tool's answer: its parts are references.
+    let task = arguments(&[("task", json!("change how Serve handles paths"))]);
+    let mut task_answer = card("Serve", 1);
+    task_answer["related"] = json!([{"kind": "function", "qualified_name": "shop/server.Run", "path": "server/server.go", "lines": [50, 56]}]);
+    let again = engine.deliver(
+        &session,
+        &call("minimal_context", &task, alice),
+        &task_answer,
+        render,
+    );
+    assert_eq!(again.outcome, Outcome::Compressed);
+    assert!(again.text.contains("as sent in call 1"), "{}", again.text);
+    assert!(!again.text.contains("shop/x.Caller3"), "{}", again.text);
+    // The symbol changed (its span): the entry is sent, never a reference as a whole;
+    // what did not change (its callers) may still be one, and says so.
+    let changed = engine.deliver(
+        &session,
+        &call("minimal_context", &task, alice),
+        &card("Serve", 2),
+        render,
+    );
+    let sent: Value = serde_json::from_str(&changed.text).expect("the test renders JSON");
+    let entry = &sent["entries"][0];
+    assert_eq!(entry["lines"], json!([10, 42]), "{}", changed.text);
+    assert_eq!(entry["fingerprint"], json!(format!("{:032x}", 2)));
+    assert_eq!(
+        entry["unchanged"], "callers as sent in call 1",
+        "only what did not change"
+    );
+    // fresh: everything in full.
+    let fresh = arguments(&[
+        ("task", json!("change how Serve handles paths")),
+        ("fresh", json!(true)),
+    ]);
+    let full = engine.deliver(
+        &session,
+        &call("minimal_context", &fresh, alice),
+        &card("Serve", 2),
+        render,
+    );
+    assert!(
+        full.text.contains("shop/x.Caller3") && !full.text.contains("as sent in call"),
+        "{}",
+        full.text
+    );
 }

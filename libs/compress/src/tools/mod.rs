@@ -45,18 +45,23 @@ impl Tool {
         }
     }
 
-    /// The highest level this tool is compressed to, whatever is asked. Search never
-    /// goes below summary (Infigraph's evaluation found a quality cliff there, and ours
-    /// agrees: its results are the evidence). The other caps are where our workloads'
-    /// evidence coverage stays at 100% (`docs/compression.md`).
+    /// The highest level this tool is compressed to, whatever is asked: the highest
+    /// at which every code workload kept 100% of its evidence (`docs/compression.md`
+    /// has the measurements). Search never goes below summary (Infigraph found a
+    /// quality cliff there; its results are the evidence). minimal_context stays at
+    /// summary: at aggressive the task answers lost the source and the related results
+    /// they were judged on (5 of 110 questions). The cards (symbol context, call graph,
+    /// PR context) stop at aggressive: minimal turns their neighbour lists, which are
+    /// the answers, into counts. Recall goes to minimal (the memory workload's
+    /// evidence was the same at every level).
     pub fn cap(self) -> Level {
         match self {
             Tool::Search => Level::Summary,
-            Tool::MinimalContext => Level::Minimal,
+            Tool::MinimalContext => Level::Summary,
             Tool::SymbolContext => Level::Aggressive,
             Tool::CallGraph => Level::Aggressive,
             Tool::PrContext => Level::Aggressive,
-            Tool::Recall => Level::Aggressive,
+            Tool::Recall => Level::Minimal,
         }
     }
 
@@ -101,6 +106,7 @@ const SUMMARY: Shape = Shape {
     source_lines: 15,
     neighbours: None,
     neighbour_kind: false,
+    neighbour_lines: true,
     unresolved: None,
     related: None,
     related_detail: true,
@@ -114,9 +120,10 @@ const AGGRESSIVE: Shape = Shape {
     summary: Keep::First,
     fingerprint: Keep::None,
     source_lines: 0,
-    neighbours: Some(5),
+    neighbours: None,
     neighbour_kind: false,
-    unresolved: Some(5),
+    neighbour_lines: false,
+    unresolved: None,
     related: Some(5),
     related_detail: false,
     entries: None,
@@ -131,6 +138,7 @@ const MINIMAL: Shape = Shape {
     source_lines: 0,
     neighbours: Some(0),
     neighbour_kind: false,
+    neighbour_lines: false,
     unresolved: Some(0),
     related: Some(3),
     related_detail: false,
@@ -204,10 +212,16 @@ mod tests {
     }
 
     #[test]
-    fn aggressive_caps_lists_and_counts_what_it_dropped() {
+    fn aggressive_keeps_every_neighbour_by_name_and_counts_what_it_dropped() {
         let out = compress(Tool::SymbolContext, Level::Aggressive, &card());
         let entry = &out["entries"][0];
-        assert_eq!(entry["callers"].as_array().unwrap().len(), 5);
+        let callers = entry["callers"].as_array().unwrap();
+        assert_eq!(callers.len(), 9, "every neighbour: they are the evidence");
+        assert!(
+            callers
+                .iter()
+                .all(|c| c.get("line").is_none() && c.get("qualified_name").is_some())
+        );
         assert!(entry.get("text").is_none());
         assert!(entry.get("fingerprint").is_none());
         assert!(
@@ -216,7 +230,7 @@ mod tests {
         );
         assert_eq!(
             out["omitted"][1],
-            json!({"what": "4 neighbours, 40 source lines", "reason": shape::OMITTED_REASON})
+            json!({"what": "40 source lines", "reason": shape::OMITTED_REASON})
         );
     }
 

@@ -52,6 +52,8 @@ pub struct Shape {
     pub neighbours: Option<usize>,
     /// Neighbours keep their `kind`.
     pub neighbour_kind: bool,
+    /// Neighbours keep their line (the call site, the reference): names only without.
+    pub neighbour_lines: bool,
     /// Unresolved (library) names beside a relation: at most this many.
     pub unresolved: Option<usize>,
     /// `related` results (minimal_context): at most this many (None: all).
@@ -75,6 +77,7 @@ impl Shape {
         source_lines: usize::MAX,
         neighbours: None,
         neighbour_kind: true,
+        neighbour_lines: true,
         unresolved: None,
         related: None,
         related_detail: true,
@@ -244,10 +247,14 @@ fn shape_entry(
             }
             _ => {}
         }
-        if !shape.neighbour_kind {
-            for neighbour in list.iter_mut() {
-                if let Value::Object(neighbour) = neighbour {
+        for neighbour in list.iter_mut() {
+            if let Value::Object(neighbour) = neighbour {
+                if !shape.neighbour_kind {
                     neighbour.remove("kind");
+                }
+                if !shape.neighbour_lines {
+                    neighbour.remove("line");
+                    neighbour.remove("lines");
                 }
             }
         }
