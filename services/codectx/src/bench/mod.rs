@@ -432,7 +432,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
                 .ok_or_else(|| anyhow::anyhow!("the gateway did not start"))?
         );
         let api_key = stack.dev.api_key.clone();
-        let mut client = McpClient::connect(&url, &api_key).await?;
+        let client = McpClient::connect(&url, &api_key).await?;
         for call in &workload.setup {
             let outcome = client.call(&call.tool, &call.arguments).await?;
             anyhow::ensure!(
@@ -450,20 +450,21 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
             arguments.insert("query".into(), Value::from("main"));
             let _ = client.call("search", &arguments).await;
         }
+        client.close().await;
         let levels = std::iter::once(None).chain(args.levels.iter().copied().map(Some));
-        for (run, level) in levels.enumerate() {
-            // Each level in a new MCP session: nothing one received is referenced in another.
-            if run > 0 {
-                client.close().await;
-                client = McpClient::connect(&url, &api_key).await?;
-            }
+        for level in levels {
             for question in &questions {
                 for mode in &modes {
                     let Some((tool, arguments)) = ask(question, *mode) else {
                         continue;
                     };
                     let arguments = at_level(&tool, arguments, level);
+                    // Every question in an MCP session of its own, as a new agent asks
+                    // it: nothing an earlier question received is referenced (session
+                    // mode measures that).
+                    let client = McpClient::connect(&url, &api_key).await?;
                     let outcome = client.call(&tool, &arguments).await;
+                    client.close().await;
                     let mut result = score_answer(
                         question,
                         *arm,
@@ -477,7 +478,6 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
                 }
             }
         }
-        client.close().await;
         // Sessions measure the product's session behaviour: the hybrid arm only.
         if *arm == Arm::Hybrid {
             for session in &sessions {
@@ -549,6 +549,17 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
                 "passed": result.passed, "missing": result.evidence.missing, "answer": answer,
             }))?);
             answers.push('\n');
+        }
+    }
+    for session in &report.sessions {
+        for (index, call) in session.calls.iter().enumerate() {
+            if let Some(answer) = &call.answer {
+                answers.push_str(&serde_json::to_string(&serde_json::json!({
+                    "session": session.id, "call": index + 1, "tool": call.tool,
+                    "passed": call.passed, "missing": call.evidence.missing, "answer": answer,
+                }))?);
+                answers.push('\n');
+            }
         }
     }
     std::fs::write(path("answers.jsonl"), answers)?;

@@ -22,6 +22,9 @@ pub struct SessionCallResult {
     pub passed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The text received, written to `<workload>.answers.jsonl` for diagnosis.
+    #[serde(skip)]
+    pub answer: Option<String>,
 }
 
 /// One session, run in one MCP session and call by call in isolated ones.
@@ -83,6 +86,7 @@ fn score_call(
                 returned_tokens: judged.returned_tokens,
                 evidence: judged.evidence,
                 error: None,
+                answer: Some(outcome.text.clone()),
             }
         }
         Err(error) => SessionCallResult {
@@ -97,6 +101,7 @@ fn score_call(
             },
             passed: false,
             error: Some(error.to_string()),
+            answer: None,
         },
     }
 }
@@ -129,6 +134,15 @@ pub async fn run(
                     referenced_call(&outcome.text).and_then(|n| received.get(n.checked_sub(1)?))
                 {
                     outcome.haystack = earlier.clone();
+                }
+                // An entry or a neighbour list sent "as sent in call N" is that call's,
+                // unchanged (the gateway refers only to identical parts): the agent
+                // holds it there. Its tokens stay those of the reference.
+                for n in referenced_parts(&outcome.text) {
+                    if let Some(earlier) = n.checked_sub(1).and_then(|i| received.get(i)) {
+                        outcome.haystack.push('\n');
+                        outcome.haystack.push_str(earlier);
+                    }
                 }
                 outcome
             });
@@ -173,6 +187,23 @@ fn referenced_call(text: &str) -> Option<usize> {
     let line = text.lines().nth(1)?;
     let rest = line.strip_prefix("unchanged: the same answer as call ")?;
     rest.split_whitespace().next()?.parse().ok()
+}
+
+/// The calls whose parts a text refers to (`as sent in call N`), each once.
+fn referenced_parts(text: &str) -> Vec<usize> {
+    let mut calls: Vec<usize> = text
+        .match_indices("as sent in call ")
+        .filter_map(|(at, marker)| {
+            let digits: String = text[at + marker.len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        })
+        .collect();
+    calls.sort_unstable();
+    calls.dedup();
+    calls
 }
 
 fn percent(part: f64, whole: f64) -> Option<f64> {
@@ -245,6 +276,12 @@ mod tests {
         );
         assert_eq!(referenced_call("status: ok\nfunction a.b a.py:1\n"), None);
         assert_eq!(referenced_call("status: ok"), None);
+        assert_eq!(
+            referenced_parts(
+                "status: ok\nfunction a.b a.py:1\n  callers: 4, as sent in call 2\n  unchanged: as sent in call 12\n  callees: 3, as sent in call 2\n"
+            ),
+            vec![2, 12]
+        );
     }
 
     #[test]
