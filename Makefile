@@ -62,6 +62,10 @@ bench-all: models ## The published run: three workloads, every arm, call and tas
 bench-compress: ## The compress tool on the corpus of real outputs (libs/compress/tests/corpus): reduction per sample and level, lines kept
 	$(CARGO) run --release -q -p codectx-compress --example corpus
 
+.PHONY: bench-calibrate
+bench-calibrate: models ## Choose the memory dense floor on the labelled set bench/calibration/memory.json (per embedded text variant)
+	$(CARGO) run --release -q -p codectx --bin codectx -- bench calibrate --set bench/calibration/memory.json --out $(BENCH_OUT)
+
 .PHONY: bench-smoke
 bench-smoke: ## CI smoke: six Python stdlib questions in call mode; fails below 100% evidence coverage
 	$(CARGO) run -q -p codectx --bin codectx -- bench --out $(BENCH_OUT) --data .codectx-bench/smoke-data \

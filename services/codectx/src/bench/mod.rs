@@ -10,12 +10,14 @@
 //! [`session`]) runs a workload's sessions on the hybrid stack, each in one MCP session
 //! and call by call in isolated ones.
 
+pub mod calibrate;
 pub mod client;
 mod load;
 pub mod oracle;
 mod report;
 pub mod score;
 pub mod session;
+mod tenants;
 pub mod workload;
 
 use std::collections::BTreeMap;
@@ -122,6 +124,9 @@ pub enum BenchCommand {
     /// scip-typescript): definition recall, reference recall and precision
     /// (`make bench-oracle`).
     Oracle(oracle::OracleArgs),
+    /// Chooses the dense leg's similarity floor on a labelled set (bench/calibration),
+    /// per embedded text variant (`make bench-calibrate`).
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 /// A retrieval configuration under test.
@@ -334,8 +339,13 @@ fn parse_repos(pairs: &[String]) -> anyhow::Result<BTreeMap<String, PathBuf>> {
 
 /// Runs the benchmark; returns false when `--require-coverage` is not met.
 pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
-    if let Some(BenchCommand::Oracle(oracle)) = args.command {
-        return oracle::run(oracle).await;
+    match args.command {
+        Some(BenchCommand::Oracle(oracle)) => return oracle::run(oracle).await,
+        Some(BenchCommand::Calibrate(calibrate)) => {
+            return tokio::task::spawn_blocking(move || calibrate::run(calibrate).map(|_| true))
+                .await?;
+        }
+        None => {}
     }
     let started_at = std::time::SystemTime::now();
     let workload_path = args
@@ -385,6 +395,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
         });
     }
 
+    // Tenants other than dev: their organisations, indexed repositories and keys.
+    let tenants = tenants::prepare(&workload, &repos, &args.data).await?;
+
     let baselines: BTreeMap<String, Baseline> = questions
         .iter()
         .map(|q| (q.id.clone(), baseline(&repos[&q.repo], q, &mut warnings)))
@@ -432,16 +445,20 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
                 .ok_or_else(|| anyhow::anyhow!("the gateway did not start"))?
         );
         let api_key = stack.dev.api_key.clone();
-        let client = McpClient::connect(&url, &api_key).await?;
         for call in &workload.setup {
+            let client =
+                McpClient::connect(&url, tenants.key(call.tenant.as_deref(), &api_key)?).await?;
             let outcome = client.call(&call.tool, &call.arguments).await?;
+            client.close().await;
             anyhow::ensure!(
                 !outcome.is_error,
-                "setup call {} failed: {}",
+                "setup call {} ({}) failed: {}",
                 call.tool,
+                call.tenant.as_deref().unwrap_or(tenants::DEV),
                 outcome.haystack
             );
         }
+        let client = McpClient::connect(&url, &api_key).await?;
         // Not measured: the first code query of a repository loads its lexical index
         // (streamed from graph-hydrator), a one-time cost per corpus version.
         for repo in &workload.repos {
@@ -462,7 +479,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
                     // Every question in an MCP session of its own, as a new agent asks
                     // it: nothing an earlier question received is referenced (session
                     // mode measures that).
-                    let client = McpClient::connect(&url, &api_key).await?;
+                    let key = tenants.key(question.tenant.as_deref(), &api_key)?;
+                    let client = McpClient::connect(&url, key).await?;
                     let outcome = client.call(&tool, &arguments).await;
                     client.close().await;
                     let mut result = score_answer(

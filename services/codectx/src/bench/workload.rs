@@ -108,6 +108,9 @@ pub struct Question {
     pub baseline_files: Vec<String>,
     #[serde(default)]
     pub baseline_tokens: Option<u64>,
+    /// Extension: the tenant that asks (default: the development subject).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -122,6 +125,9 @@ pub struct SetupCall {
     pub tool: String,
     #[serde(default)]
     pub arguments: Map<String, Value>,
+    /// Extension: the tenant that makes the call (default: the development subject).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
 }
 
 /// Why a workload file cannot run.
