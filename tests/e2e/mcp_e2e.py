@@ -182,7 +182,7 @@ async def tenant_a(args: argparse.Namespace) -> None:
         expect(not error and value["entries"][0]["name"] == "PostgreSQL primary", "recall by alias", value)
         expect(any(f["object"] == "db-01" for f in value["facts"]), "facts", value)
         expect("notice" in value, "memory notice", value)
-        error, value, _ = await call(client, "recall", {"repository": "shop", "query": "SQL server that stores our data"})
+        error, value, _ = await call(client, "recall", {"repository": "shop", "query": "the postgres server holding our tables"})
         expect(value["entries"] and value["entries"][0]["name"] == "PostgreSQL primary", "recall by paraphrase", value)
         expect("vector" in value["entries"][0]["found_by"], "found by the dense leg", value)
 

@@ -219,7 +219,7 @@ fn memory_workload_compares_the_retrieval_arms() {
     let repo = format!("notes-repo={}", root.join("tests/fixtures/go").display());
     let (code, report, stderr) = bench(
         &root.join("bench/workloads/memory.json"),
-        "memory-v1",
+        "memory-v2",
         &[
             "--repo",
             &repo,
@@ -244,4 +244,23 @@ fn memory_workload_compares_the_retrieval_arms() {
         question(&report, "MEM-11", "hybrid", "call")["passed"],
         true
     );
+    // Tenants (the workload's `tenant` field): every question that asks one tenant for
+    // what only another remembered, or for what it forgot, gets nothing of it.
+    let workload: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("bench/workloads/memory.json")).unwrap(),
+    )
+    .unwrap();
+    let guarded: Vec<&str> = workload["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["tenant"].is_string() && q["expected_result"] == "none")
+        .filter(|q| !q["must_not_contain"].as_array().unwrap().is_empty())
+        .map(|q| q["id"].as_str().unwrap())
+        .collect();
+    assert!(guarded.len() >= 10, "{guarded:?}");
+    for id in guarded {
+        let answer = question(&report, id, "hybrid", "call");
+        assert_eq!(answer["passed"], true, "{id}: {answer}");
+    }
 }

@@ -23,6 +23,7 @@ fn entity(
             .map(|(p, o)| pb::MemoryFactInput {
                 predicate: (*p).into(),
                 object: (*o).into(),
+                subject: String::new(),
             })
             .collect(),
     }

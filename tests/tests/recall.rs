@@ -37,6 +37,7 @@ fn remember(
             .map(|(p, o)| pb::FactInput {
                 predicate: (*p).into(),
                 object: (*o).into(),
+                subject: String::new(),
             })
             .collect(),
         source_client: "test".into(),
@@ -163,7 +164,7 @@ async fn hybrid_recall_remember_and_forget() {
 
     // By paraphrase, with no word in common: only the dense leg can find it.
     let answer = assembler
-        .recall(&context_a, recall("SQL server that stores our data"))
+        .recall(&context_a, recall("the postgres server holding our tables"))
         .await
         .unwrap();
     let value = parse(&answer);
@@ -199,7 +200,7 @@ async fn hybrid_recall_remember_and_forget() {
         .unwrap();
     assert_eq!(answer.status(), AnswerStatus::NotFound);
     let answer = assembler
-        .recall(&context_b, recall("SQL server that stores our data"))
+        .recall(&context_b, recall("the postgres server holding our tables"))
         .await
         .unwrap();
     assert_eq!(answer.status(), AnswerStatus::NotFound, "{}", answer.json);
@@ -219,7 +220,7 @@ async fn hybrid_recall_remember_and_forget() {
     assert_eq!(value["vectors"], "deleted");
     assert_eq!(value["facts_removed"], 1);
     let answer = assembler
-        .recall(&context_a, recall("SQL server that stores our data"))
+        .recall(&context_a, recall("the postgres server holding our tables"))
         .await
         .unwrap();
     let value = parse(&answer);

@@ -172,6 +172,7 @@ async fn one_answer_per_tool() {
                 facts: vec![pb::FactInput {
                     predicate: "owned_by".into(),
                     object: "Team Ledger".into(),
+                    subject: String::new(),
                 }],
                 source_client: "snapshot".into(),
             },

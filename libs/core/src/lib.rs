@@ -2,5 +2,6 @@
 //! id formats, and the checks that enforce them at the edge.
 
 pub mod auth;
+pub mod embedding_text;
 pub mod ids;
 pub mod limits;

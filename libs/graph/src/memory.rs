@@ -2,6 +2,14 @@
 //! entities of the same namespace. Every operation is rooted at the (tenant, namespace)
 //! of a verified context; ids derive from the namespace and the name, so the same name in
 //! two namespaces is two entities.
+//!
+//! A fact's object names an entity (by name or alias) or is a value. A value is kept in
+//! a node of its own (type [`VALUE_TYPE`], no aliases, no facts of its own) so that two
+//! subjects with the same value meet in the graph, but a value is never an entry: the
+//! lexical corpus ([`MemoryStore::memory_corpus`]) lists remembered entities only, each
+//! with the text of its current facts, so a word of a fact finds the entity the fact
+//! describes (DESIGN.md section 4: value text never outranks the entity it describes),
+//! and a superseded or forgotten value is found by nothing.
 
 use async_trait::async_trait;
 use codectx_core::limits;
@@ -36,14 +44,93 @@ pub struct MemoryFact {
     pub hop: u32,
 }
 
+/// The type of the nodes that hold fact values (and of entities a fact names before
+/// they are remembered themselves). Reserved: `remember` refuses it.
+pub const VALUE_TYPE: &str = "entity";
+
+/// One fact of a `remember` call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FactInput {
+    pub predicate: String,
+    /// An entity's name or alias, or a value; empty when `subject` is set (the entity
+    /// being remembered is then the object).
+    pub object: String,
+    /// Another entity the fact is about (`A writes_to <this>`); empty: this entity.
+    pub subject: String,
+}
+
+impl FactInput {
+    pub fn new(predicate: &str, object: &str) -> FactInput {
+        FactInput {
+            predicate: predicate.into(),
+            object: object.into(),
+            subject: String::new(),
+        }
+    }
+
+    /// (subject, object) names for a fact remembered with `entity`.
+    pub fn ends<'a>(&'a self, entity: &'a str) -> (&'a str, &'a str) {
+        let subject = if self.subject.trim().is_empty() {
+            entity
+        } else {
+            self.subject.trim()
+        };
+        let object = if self.object.trim().is_empty() {
+            entity
+        } else {
+            self.object.trim()
+        };
+        (subject, object)
+    }
+}
+
 /// What `remember` asks to store.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EntityInput {
     pub name: String,
     pub entity_type: String,
     pub aliases: Vec<String>,
-    /// (predicate, object name).
-    pub facts: Vec<(String, String)>,
+    pub facts: Vec<FactInput>,
+}
+
+/// An entity as the lexical corpus sees it: with the text of its current facts,
+/// `predicate object` for its own and `subject predicate` for those naming it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryDocument {
+    pub entity: MemoryEntity,
+    pub facts: Vec<String>,
+}
+
+/// Builds the corpus documents of `entities` from the namespace's current `facts`
+/// (subject id, subject name, predicate, object id, object name): value nodes are left
+/// out, every other entity carries its facts' text.
+pub fn documents(
+    entities: Vec<MemoryEntity>,
+    facts: &[(String, String, String, String, String)],
+) -> Vec<MemoryDocument> {
+    let mut text: std::collections::HashMap<&str, Vec<String>> = std::collections::HashMap::new();
+    for (subject_id, subject, predicate, object_id, object) in facts {
+        let words = predicate.replace('_', " ");
+        text.entry(subject_id)
+            .or_default()
+            .push(format!("{words} {object}"));
+        text.entry(object_id)
+            .or_default()
+            .push(format!("{subject} {words}"));
+    }
+    let subjects: std::collections::HashSet<&str> = facts.iter().map(|f| f.0.as_str()).collect();
+    entities
+        .into_iter()
+        .filter(|entity| {
+            entity.entity_type != VALUE_TYPE
+                || !entity.aliases.is_empty()
+                || subjects.contains(entity.id.as_str())
+        })
+        .map(|entity| {
+            let facts = text.remove(entity.id.as_str()).unwrap_or_default();
+            MemoryDocument { entity, facts }
+        })
+        .collect()
 }
 
 /// Caps on memory input (DESIGN.md section 5 and ours).
@@ -99,15 +186,30 @@ pub fn validate(input: &EntityInput) -> Result<(), Error> {
     // An empty type keeps the stored one (the remember tool requires one at the edge).
     if !input.entity_type.is_empty() {
         check_text("type", &input.entity_type, MAX_TYPE_BYTES)?;
+        if input.entity_type.trim() == VALUE_TYPE {
+            return Err(Error::invalid_argument(
+                "type",
+                format!(
+                    "type {VALUE_TYPE:?} is reserved for fact values; say what it is (service, person, decision, ...)"
+                ),
+            ));
+        }
     }
     limits::check_count("aliases", input.aliases.len(), MAX_ALIASES, "aliases")?;
     for alias in &input.aliases {
         check_text("aliases", alias, MAX_NAME_BYTES)?;
     }
     limits::check_count("facts", input.facts.len(), MAX_FACTS_PER_CALL, "facts")?;
-    for (predicate, object) in &input.facts {
-        check_predicate(predicate)?;
-        check_text("facts.object", object, MAX_NAME_BYTES)?;
+    for fact in &input.facts {
+        check_predicate(&fact.predicate)?;
+        if fact.subject.trim().is_empty() {
+            check_text("facts.object", &fact.object, MAX_NAME_BYTES)?;
+        } else {
+            check_text("facts.subject", &fact.subject, MAX_NAME_BYTES)?;
+            if !fact.object.is_empty() {
+                check_text("facts.object", &fact.object, MAX_NAME_BYTES)?;
+            }
+        }
     }
     Ok(())
 }
@@ -151,12 +253,13 @@ pub trait MemoryStore: Send + Sync + std::fmt::Debug + 'static {
         hops: u32,
         limit: usize,
     ) -> Result<(Vec<MemoryFact>, bool), Error>;
-    /// Every entity of the namespace (the lexical corpus).
+    /// Every remembered entity of the namespace with its current facts' text (the
+    /// lexical corpus; value nodes are not in it: [`documents`]).
     async fn memory_corpus(
         &self,
         tenant_id: &str,
         namespace: &str,
-    ) -> Result<Vec<MemoryEntity>, Error>;
+    ) -> Result<Vec<MemoryDocument>, Error>;
     /// Changes whenever the namespace's entities change.
     async fn memory_version(&self, tenant_id: &str, namespace: &str) -> Result<String, Error>;
 }
@@ -171,7 +274,7 @@ mod tests {
             name: "Payments service".into(),
             entity_type: "service".into(),
             aliases: vec!["payments".into()],
-            facts: vec![("owned_by".into(), "Team Ledger".into())],
+            facts: vec![FactInput::new("owned_by", "Team Ledger")],
         };
         assert!(validate(&good).is_ok());
         assert!(
@@ -183,7 +286,36 @@ mod tests {
         );
         assert!(
             validate(&EntityInput {
-                facts: vec![("Owned By".into(), "x".into())],
+                facts: vec![FactInput::new("Owned By", "x")],
+                ..good.clone()
+            })
+            .is_err()
+        );
+        assert!(
+            validate(&EntityInput {
+                entity_type: VALUE_TYPE.into(),
+                ..good.clone()
+            })
+            .is_err(),
+            "the value type is reserved"
+        );
+        // A fact about another subject may leave the object out: it is this entity.
+        let about = FactInput {
+            predicate: "writes_to".into(),
+            object: String::new(),
+            subject: "OrdersDB".into(),
+        };
+        assert_eq!(about.ends("InvoiceService"), ("OrdersDB", "InvoiceService"));
+        assert!(
+            validate(&EntityInput {
+                facts: vec![about],
+                ..good.clone()
+            })
+            .is_ok()
+        );
+        assert!(
+            validate(&EntityInput {
+                facts: vec![FactInput::new("uses", " ")],
                 ..good.clone()
             })
             .is_err()
@@ -201,6 +333,50 @@ mod tests {
                 ..good
             })
             .is_err()
+        );
+    }
+
+    #[test]
+    fn values_are_not_documents_and_facts_find_their_entities() {
+        let entity = |id: &str, name: &str, entity_type: &str| MemoryEntity {
+            id: id.into(),
+            name: name.into(),
+            entity_type: entity_type.into(),
+            aliases: vec![],
+            created_at: 0,
+            updated_at: 0,
+        };
+        let entities = vec![
+            entity("a", "Payments", "service"),
+            entity("v", "team-checkout", VALUE_TYPE),
+            entity("o", "OrdersDB", VALUE_TYPE),
+        ];
+        let facts = vec![
+            (
+                "a".into(),
+                "Payments".into(),
+                "owned_by".into(),
+                "v".into(),
+                "team-checkout".into(),
+            ),
+            (
+                "o".into(),
+                "OrdersDB".into(),
+                "writes_to".into(),
+                "a".into(),
+                "Payments".into(),
+            ),
+        ];
+        let documents = documents(entities, &facts);
+        let names: Vec<&str> = documents.iter().map(|d| d.entity.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["Payments", "OrdersDB"],
+            "a value is not an entry; a subject is"
+        );
+        assert_eq!(
+            documents[0].facts,
+            ["owned by team-checkout", "OrdersDB writes to"]
         );
     }
 

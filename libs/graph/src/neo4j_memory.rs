@@ -7,7 +7,10 @@ use codectx_errors::Error;
 use neo4rs::{Query, Txn, query};
 use serde::Deserialize;
 
-use crate::memory::{EntityInput, MemoryEntity, MemoryFact, MemoryStore, entity_id, validate};
+use crate::memory::{
+    EntityInput, MemoryDocument, MemoryEntity, MemoryFact, MemoryStore, VALUE_TYPE, documents,
+    entity_id, validate,
+};
 use crate::neo4j::Neo4jGraphStore;
 
 pub(crate) const MEMORY_SCHEMA: &[&str] = &[
@@ -162,7 +165,7 @@ async fn ensure(
         )
         .param("id", id.clone())
         .param("name", name)
-        .param("entity_type", if entity_type.is_empty() { "entity" } else { entity_type })
+        .param("entity_type", if entity_type.is_empty() { VALUE_TYPE } else { entity_type })
         .param("aliases", aliases.to_vec())
         .param("now", now),
     )
@@ -205,12 +208,29 @@ impl MemoryStore for Neo4jGraphStore {
             )
             .await?;
             touched.push(subject.clone());
-            for (predicate, object) in &input.facts {
+            for fact in &input.facts {
+                let predicate = &fact.predicate;
+                let (subject_name, object_name) = fact.ends(input.name.trim());
+                let subject = if subject_name == input.name.trim() {
+                    subject.clone()
+                } else {
+                    ensure(
+                        &mut txn,
+                        tenant_id,
+                        namespace,
+                        subject_name,
+                        "",
+                        &[],
+                        &mut count,
+                        now,
+                    )
+                    .await?
+                };
                 let object_id = ensure(
                     &mut txn,
                     tenant_id,
                     namespace,
-                    object,
+                    object_name,
                     "",
                     &[],
                     &mut count,
@@ -318,6 +338,19 @@ impl MemoryStore for Neo4jGraphStore {
         txn.run(
             scoped("MATCH (e:MemoryEntity {tenant_id: $tenant_id, namespace: $namespace, id: $id}) DETACH DELETE e", tenant_id, namespace)
                 .param("id", id.as_str()),
+        )
+        .await
+        .map_err(backend)?;
+        // Values no fact holds any more go with it.
+        txn.run(
+            scoped(
+                "MATCH (v:MemoryEntity {tenant_id: $tenant_id, namespace: $namespace, entity_type: $value_type})
+                 WHERE size(v.aliases) = 0 AND NOT (v)-[:FACT]-()
+                 DELETE v",
+                tenant_id,
+                namespace,
+            )
+            .param("value_type", VALUE_TYPE),
         )
         .await
         .map_err(backend)?;
@@ -434,7 +467,15 @@ impl MemoryStore for Neo4jGraphStore {
         &self,
         tenant_id: &str,
         namespace: &str,
-    ) -> Result<Vec<MemoryEntity>, Error> {
+    ) -> Result<Vec<MemoryDocument>, Error> {
+        #[derive(Debug, Deserialize)]
+        struct CurrentFact {
+            subject_id: String,
+            subject: String,
+            predicate: String,
+            object_id: String,
+            object: String,
+        }
         let found: Vec<EntityRow> = self
             .fetch_rows(scoped(
                 &format!("MATCH (e:MemoryEntity {{tenant_id: $tenant_id, namespace: $namespace}}) RETURN {ENTITY_RETURN} ORDER BY e.id"),
@@ -442,7 +483,26 @@ impl MemoryStore for Neo4jGraphStore {
                 namespace,
             ))
             .await?;
-        Ok(found.into_iter().map(MemoryEntity::from).collect())
+        let facts: Vec<CurrentFact> = self
+            .fetch_rows(scoped(
+                "MATCH (s:MemoryEntity {tenant_id: $tenant_id, namespace: $namespace})
+                       -[f:FACT {tenant_id: $tenant_id, namespace: $namespace}]->
+                       (o:MemoryEntity {tenant_id: $tenant_id, namespace: $namespace})
+                 WHERE f.valid_to IS NULL
+                 RETURN s.id AS subject_id, s.name AS subject, f.predicate AS predicate, o.id AS object_id, o.name AS object
+                 ORDER BY f.created_at, f.predicate",
+                tenant_id,
+                namespace,
+            ))
+            .await?;
+        let facts: Vec<(String, String, String, String, String)> = facts
+            .into_iter()
+            .map(|f| (f.subject_id, f.subject, f.predicate, f.object_id, f.object))
+            .collect();
+        Ok(documents(
+            found.into_iter().map(MemoryEntity::from).collect(),
+            &facts,
+        ))
     }
 
     async fn memory_version(&self, tenant_id: &str, namespace: &str) -> Result<String, Error> {

@@ -5,7 +5,10 @@ use codectx_core::limits;
 use codectx_errors::Error;
 use rusqlite::{OptionalExtension, params};
 
-use crate::memory::{EntityInput, MemoryEntity, MemoryFact, MemoryStore, entity_id, validate};
+use crate::memory::{
+    EntityInput, MemoryDocument, MemoryEntity, MemoryFact, MemoryStore, VALUE_TYPE, documents,
+    entity_id, validate,
+};
 use crate::sqlite::SqliteGraphStore;
 
 pub(crate) const MEMORY_SCHEMA: &str = "
@@ -161,7 +164,7 @@ impl MemoryStore for SqliteGraphStore {
                 }
                 *count += 1;
                 let id = entity_id(&namespace, name);
-                let entity_type = if entity_type.is_empty() { "entity" } else { entity_type };
+                let entity_type = if entity_type.is_empty() { VALUE_TYPE } else { entity_type };
                 tx.execute(
                     "INSERT INTO memory_entities (tenant_id, namespace, id, name, entity_type, aliases, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
                     params![tenant, namespace, id, name, entity_type, aliases.join("\u{1f}"), now],
@@ -179,8 +182,15 @@ impl MemoryStore for SqliteGraphStore {
             for input in &inputs {
                 let subject = ensure(&tx, &input.name, &input.entity_type, &input.aliases, &mut count)?;
                 touched.push(subject.clone());
-                for (predicate, object) in &input.facts {
-                    let object_id = ensure(&tx, object, "", &[], &mut count)?;
+                for fact in &input.facts {
+                    let predicate = &fact.predicate;
+                    let (subject_name, object_name) = fact.ends(input.name.trim());
+                    let subject = if subject_name == input.name.trim() {
+                        subject.clone()
+                    } else {
+                        ensure(&tx, subject_name, "", &[], &mut count)?
+                    };
+                    let object_id = ensure(&tx, object_name, "", &[], &mut count)?;
                     // Same fact again: refresh it. Same predicate, other object: supersede.
                     let refreshed = tx
                         .execute(
@@ -246,6 +256,14 @@ impl MemoryStore for SqliteGraphStore {
                 .map_err(storage)?;
             tx.execute("DELETE FROM memory_entities WHERE tenant_id = ?1 AND namespace = ?2 AND id = ?3", params![tenant, namespace, id])
                 .map_err(storage)?;
+            // Values no fact holds any more go with it.
+            tx.execute(
+                "DELETE FROM memory_entities WHERE tenant_id = ?1 AND namespace = ?2 AND entity_type = ?3 AND aliases = ''
+                 AND id NOT IN (SELECT subject_id FROM memory_facts WHERE tenant_id = ?1 AND namespace = ?2)
+                 AND id NOT IN (SELECT object_id FROM memory_facts WHERE tenant_id = ?1 AND namespace = ?2)",
+                params![tenant, namespace, VALUE_TYPE],
+            )
+            .map_err(storage)?;
             tx.execute(
                 "INSERT INTO memory_versions (tenant_id, namespace, version) VALUES (?1, ?2, 1) ON CONFLICT (tenant_id, namespace) DO UPDATE SET version = version + 1",
                 params![tenant, namespace],
@@ -354,14 +372,33 @@ impl MemoryStore for SqliteGraphStore {
         &self,
         tenant_id: &str,
         namespace: &str,
-    ) -> Result<Vec<MemoryEntity>, Error> {
+    ) -> Result<Vec<MemoryDocument>, Error> {
         let (tenant, namespace) = (tenant_id.to_owned(), namespace.to_owned());
         self.run(move |c| {
             let mut statement = c
                 .prepare(&format!("SELECT {ENTITY_COLUMNS} FROM memory_entities WHERE tenant_id = ?1 AND namespace = ?2 ORDER BY id"))
                 .map_err(storage)?;
-            let rows = statement.query_map(params![tenant, namespace], entity_row).map_err(storage)?;
-            rows.collect::<Result<_, _>>().map_err(storage)
+            let entities: Vec<MemoryEntity> = statement
+                .query_map(params![tenant, namespace], entity_row)
+                .map_err(storage)?
+                .collect::<Result<_, _>>()
+                .map_err(storage)?;
+            let mut statement = c
+                .prepare(
+                    "SELECT f.subject_id, s.name, f.predicate, f.object_id, o.name
+                     FROM memory_facts f
+                     JOIN memory_entities s ON s.tenant_id = f.tenant_id AND s.namespace = f.namespace AND s.id = f.subject_id
+                     JOIN memory_entities o ON o.tenant_id = f.tenant_id AND o.namespace = f.namespace AND o.id = f.object_id
+                     WHERE f.tenant_id = ?1 AND f.namespace = ?2 AND f.valid_to IS NULL
+                     ORDER BY f.created_at, f.predicate",
+                )
+                .map_err(storage)?;
+            let facts: Vec<(String, String, String, String, String)> = statement
+                .query_map(params![tenant, namespace], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+                .map_err(storage)?
+                .collect::<Result<_, _>>()
+                .map_err(storage)?;
+            Ok(documents(entities, &facts))
         })
         .await
     }

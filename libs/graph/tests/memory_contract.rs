@@ -1,6 +1,6 @@
 //! Agent memory contract on SQLite and on Neo4j 5.26 (same assertions).
 
-use codectx_graph::memory::{EntityInput, MemoryStore, entity_id};
+use codectx_graph::memory::{EntityInput, FactInput, MemoryStore, entity_id};
 use codectx_graph::neo4j::Neo4jGraphStore;
 use codectx_graph::sqlite::SqliteGraphStore;
 
@@ -9,10 +9,7 @@ fn input(name: &str, entity_type: &str, aliases: &[&str], facts: &[(&str, &str)]
         name: name.into(),
         entity_type: entity_type.into(),
         aliases: aliases.iter().map(|a| (*a).to_owned()).collect(),
-        facts: facts
-            .iter()
-            .map(|(p, o)| ((*p).to_owned(), (*o).to_owned()))
-            .collect(),
+        facts: facts.iter().map(|(p, o)| FactInput::new(p, o)).collect(),
     }
 }
 
@@ -212,12 +209,79 @@ async fn contract(store: &dyn MemoryStore) {
             .len(),
         1
     );
+    // The corpus lists remembered entities only, each with its current facts' text:
+    // values (Berlin, Team Core) are not entries, and the superseded owner is found by
+    // nothing.
     let corpus = store.memory_corpus(&tenant, &namespace).await.unwrap();
-    let mut names: Vec<&str> = corpus.iter().map(|e| e.name.as_str()).collect();
-    names.sort();
+    let mut documents: Vec<(&str, Vec<String>)> = corpus
+        .iter()
+        .map(|d| {
+            let mut facts = d.facts.clone();
+            facts.sort();
+            (d.entity.name.as_str(), facts)
+        })
+        .collect();
+    documents.sort();
     assert_eq!(
-        names,
-        vec!["Berlin", "Payments service", "Team Core", "Team Ledger"]
+        documents,
+        vec![
+            ("Payments service", vec!["owned by Team Core".to_owned()]),
+            ("Team Ledger", vec!["located in Berlin".to_owned()]),
+        ]
+    );
+
+    // A fact about another entity: stated while remembering its object.
+    store
+        .remember(
+            &tenant,
+            &namespace,
+            &[EntityInput {
+                name: "InvoiceService".into(),
+                entity_type: "service".into(),
+                aliases: vec![],
+                facts: vec![FactInput {
+                    predicate: "writes_to".into(),
+                    object: String::new(),
+                    subject: "OrdersDB".into(),
+                }],
+            }],
+            "test",
+            135,
+        )
+        .await
+        .unwrap();
+    let (about, _) = store
+        .memory_facts(
+            &tenant,
+            &namespace,
+            &[entity_id(&namespace, "InvoiceService")],
+            1,
+            80,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        about
+            .iter()
+            .map(|f| (f.subject.as_str(), f.predicate.as_str(), f.object.as_str()))
+            .collect::<Vec<_>>(),
+        vec![("OrdersDB", "writes_to", "InvoiceService")]
+    );
+    let corpus = store.memory_corpus(&tenant, &namespace).await.unwrap();
+    let facts_of = |name: &str| {
+        corpus
+            .iter()
+            .find(|d| d.entity.name == name)
+            .map(|d| d.facts.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        facts_of("OrdersDB"),
+        vec!["writes to InvoiceService".to_owned()]
+    );
+    assert_eq!(
+        facts_of("InvoiceService"),
+        vec!["OrdersDB writes to".to_owned()]
     );
 
     // Forget by alias: the entity, its aliases and its facts go.
@@ -261,6 +325,31 @@ async fn contract(store: &dyn MemoryStore) {
         left.is_empty(),
         "facts of a forgotten entity go with it: {left:?}"
     );
+    // The value only its facts held went with it; values others hold stay.
+    assert!(
+        store
+            .memory_entities(&tenant, &namespace, &[entity_id(&namespace, "Team Core")])
+            .await
+            .unwrap()
+            .is_empty(),
+        "an orphaned value is deleted"
+    );
+    assert_eq!(
+        store
+            .memory_entities(&tenant, &namespace, &[entity_id(&namespace, "Berlin")])
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    let corpus = store.memory_corpus(&tenant, &namespace).await.unwrap();
+    assert!(
+        corpus.iter().all(|d| d.entity.name != "Payments service"
+            && d.facts
+                .iter()
+                .all(|f| !f.contains("Payments service") && !f.contains("Team Core"))),
+        "nothing of a forgotten entity is findable: {corpus:?}"
+    );
     // The other tenant's entity of the same name is untouched.
     assert_eq!(
         store
@@ -271,6 +360,19 @@ async fn contract(store: &dyn MemoryStore) {
         1
     );
 
+    // The value type is reserved: a remembered entity is always an entry.
+    assert!(
+        store
+            .remember(
+                &tenant,
+                &namespace,
+                &[input("x", codectx_graph::memory::VALUE_TYPE, &[], &[])],
+                "test",
+                150
+            )
+            .await
+            .is_err()
+    );
     // Bad input is refused.
     assert!(
         store

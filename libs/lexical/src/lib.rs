@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use codectx_graph::{lookup_key, selector_matches};
 use rustc_hash::FxHashMap as HashMap;
 
-pub use tokenize::tokenize;
+pub use tokenize::{is_stop_word, tokenize};
 
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -27,6 +27,10 @@ pub enum Field {
     Type,
     QualifiedName,
     Signature,
+    /// A code symbol's one-line summary (its docstring).
+    Summary,
+    /// A memory entity's facts (`predicate object`, `subject predicate`).
+    Fact,
 }
 
 impl Field {
@@ -34,7 +38,9 @@ impl Field {
         match self {
             Field::Name | Field::Alias => 3.0,
             Field::QualifiedName => 1.5,
-            Field::Type | Field::Signature => 1.0,
+            Field::Type | Field::Signature | Field::Fact => 1.0,
+            // Prose: many words, each a weaker sign than a word of the name.
+            Field::Summary => 0.7,
         }
     }
 }
@@ -66,6 +72,10 @@ pub struct Document {
     pub signature: String,
     pub aliases: Vec<String>,
     pub error_messages: Vec<String>,
+    /// A code symbol's one-line summary.
+    pub summary: String,
+    /// A memory entity's current facts as text.
+    pub facts: Vec<String>,
 }
 
 /// A ranked candidate.
@@ -130,7 +140,11 @@ impl LexicalIndex {
             let mut frequencies: BTreeMap<String, (f32, Field, f32)> = BTreeMap::new();
             let mut length = 0f32;
             let mut add = |text: &str, field: Field| {
+                let prose = matches!(field, Field::Summary | Field::Fact);
                 for token in tokenize(text) {
+                    if prose && is_stop_word(&token) {
+                        continue;
+                    }
                     let weight = field.weight() as f32;
                     length += weight;
                     let entry = frequencies.entry(token).or_insert((0.0, field, 0.0));
@@ -154,6 +168,10 @@ impl LexicalIndex {
                 add(&document.signature, Field::Signature);
                 for message in &document.error_messages {
                     add(message, Field::Name);
+                }
+                add(&document.summary, Field::Summary);
+                for fact in &document.facts {
+                    add(fact, Field::Fact);
                 }
             }
             for (token, (frequency, field, _)) in frequencies {
@@ -200,6 +218,8 @@ impl LexicalIndex {
                 + document.signature.len()
                 + document.kind.len()
                 + document.aliases.iter().map(|a| a.len() * 2).sum::<usize>()
+                + document.summary.len()
+                + document.facts.iter().map(String::len).sum::<usize>()
                 + document
                     .error_messages
                     .iter()
@@ -316,7 +336,11 @@ impl LexicalIndex {
         let exact: rustc_hash::FxHashSet<String> = out.iter().map(|c| c.id.clone()).collect();
         let n = self.ranked as f64;
         let mut scores: HashMap<u32, (f64, Field, f64)> = HashMap::default();
-        let mut tokens = tokenize(query);
+        // A question's function words ("where is the ...") match nothing worth ranking.
+        let mut tokens: Vec<String> = tokenize(query)
+            .into_iter()
+            .filter(|token| !is_stop_word(token))
+            .collect();
         tokens.sort();
         tokens.dedup();
         for token in tokens {
@@ -486,6 +510,34 @@ mod tests {
         let found = index.rank("configure", 5, &[]);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].id, "f");
+    }
+
+    #[test]
+    fn summaries_and_facts_rank_by_their_words_and_function_words_by_nothing() {
+        let index = LexicalIndex::build(vec![
+            Document {
+                summary:
+                    "Verifies the signature of a tenant context and rejects it when it has expired."
+                        .into(),
+                ..document("v", "verify", "tenant.Verifier.verify", "method")
+            },
+            document("t", "the_table", "data.the_table", "variable"),
+            Document {
+                facts: vec![
+                    "owned by team-checkout".into(),
+                    "deploys with blue-green rollout".into(),
+                ],
+                ..document("p", "PaymentsService", "PaymentsService", "service")
+            },
+        ]);
+        let found = index.rank("where is the signature checked once it expired", 5, &[]);
+        assert_eq!(found.first().map(|c| c.id.as_str()), Some("v"), "{found:?}");
+        assert_eq!(found[0].matched, Match::Ranked(Field::Summary));
+        // "the" and "of" rank nothing, even where a name holds them.
+        assert!(index.rank("the of", 5, &[]).is_empty());
+        let found = index.rank("which one deploys with blue-green", 5, &[]);
+        assert_eq!(found.first().map(|c| c.id.as_str()), Some("p"), "{found:?}");
+        assert_eq!(found[0].matched, Match::Ranked(Field::Fact));
     }
 
     #[test]

@@ -2,6 +2,27 @@
 //! `parse_config` → parse, config, parseconfig; `axum::routing::Router` → axum, routing,
 //! router; `v2Client` → v, 2, client, v2client. Lower-cased.
 
+/// English function words: they carry no topic, and prose fields (summaries, facts)
+/// and plain-language queries are full of them. Never indexed from prose, never looked
+/// up from a query. Words that also name code (`get`, `new`, `set`, `is`... as parts of
+/// identifiers) are not in the list, except the articles and prepositions no name is
+/// made of alone.
+pub const STOP_WORDS: &[&str] = &[
+    "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "with",
+    "from", "into", "onto", "over", "under", "about", "as", "than", "then", "this", "that",
+    "these", "those", "there", "here", "which", "who", "whom", "whose", "what", "when", "where",
+    "why", "how", "do", "does", "did", "done", "be", "been", "being", "am", "is", "are", "was",
+    "were", "has", "have", "had", "not", "no", "if", "it", "its", "i", "we", "you", "they", "he",
+    "she", "me", "us", "our", "your", "their", "my", "so", "such", "very", "just", "also", "too",
+    "any", "some", "each", "every", "all", "both", "either", "neither", "would", "could", "should",
+    "shall", "will", "can", "may", "might", "must", "want", "need", "needs", "like", "please",
+];
+
+/// Whether a token is an English function word ([`STOP_WORDS`]).
+pub fn is_stop_word(token: &str) -> bool {
+    STOP_WORDS.contains(&token)
+}
+
 /// Tokens of a text, in order (duplicates kept; callers count them).
 pub fn tokenize(text: &str) -> Vec<String> {
     let mut tokens = Vec::new();

@@ -990,7 +990,10 @@ pub async fn minimal_context(
         ),
         async {
             match memory {
-                Some(legs) => memory_notes(legs, context, task).await,
+                // The same rule for the notes: names nobody has are what is asked.
+                Some(legs) => {
+                    memory_notes(legs, context, if unresolved { &query } else { task }).await
+                }
                 None => None,
             }
         }
@@ -1020,11 +1023,9 @@ pub async fn minimal_context(
         return finish(AnswerStatus::Ok, answer, max_tokens, &memory_notes_shed()).await;
     }
     if found.is_empty() {
+        // The agent knows what it asked: the names are not repeated back.
         let suggestion = if unresolved {
-            format!(
-                "no symbol matches {}; check the spelling, or describe the behaviour instead",
-                named.join(", ")
-            )
+            "no symbol has the names this task gives; check their spelling, or describe the behaviour instead".to_owned()
         } else {
             "nothing in the repository matches the task's words; name a symbol, file or error message".to_owned()
         };

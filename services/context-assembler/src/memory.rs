@@ -26,11 +26,14 @@ use crate::code::Answer;
 pub const NOTICE: &str =
     "Memory is written by agents; treat it as notes to verify, not as ground truth.";
 
-/// Cosine similarity below which a dense hit is not a match. For the MiniLM class of
-/// sentence models, unrelated short texts score below about 0.3 and paraphrases above
-/// 0.35; without a floor the dense leg returns its 10 nearest neighbours for any query
-/// and no-match questions could never come back empty (docs/BENCHMARKS.md, memory).
-pub const DENSE_MIN_SIMILARITY: f64 = 0.3;
+/// Cosine similarity below which a dense hit is not a match: without a floor the dense
+/// leg returns its 10 nearest neighbours for any query, and a question about what
+/// nobody remembered could never come back empty. Calibrated on a labelled set apart
+/// from the memory workload (`codectx bench calibrate`, bench/calibration/memory.json:
+/// 224 queries, 43% with no answer; one vector for the names and one per fact, an
+/// entity scoring its best part): 0.45 answered 82.1% right; one text of names and
+/// facts did best at 0.375 (77.7%), names alone at 0.475 (64.3%) (docs/BENCHMARKS.md).
+pub const DENSE_MIN_SIMILARITY: f64 = 0.45;
 
 pub struct Legs<'a> {
     pub graph: &'a GraphClient,
@@ -152,40 +155,75 @@ async fn embed_and_store(
     context: &TenantContext,
     entity: &graph::MemoryEntity,
 ) -> Result<(), Error> {
-    let mut text = entity.name.clone();
-    if !entity.aliases.is_empty() {
-        text.push_str(", ");
-        text.push_str(&entity.aliases.join(", "));
-    }
+    // Its own current facts are part of its text (ADR 0009): a question about what a
+    // fact says reaches the entity, and a superseded value leaves the text.
+    let facts = legs
+        .graph
+        .expand_facts(
+            context,
+            graph::ExpandFactsRequest {
+                ids: vec![entity.id.clone()],
+                hops: 1,
+                fact_limit: limits::RECALL_MAX_FACTS as u32,
+            },
+        )
+        .await?;
+    let own: Vec<(String, String)> = facts
+        .facts
+        .iter()
+        .filter(|f| f.subject_id == entity.id)
+        .filter_map(|f| {
+            f.fact
+                .as_ref()
+                .map(|fact| (fact.predicate.clone(), fact.object.clone()))
+        })
+        .collect();
+    let texts = codectx_core::embedding_text::memory_parts(
+        &entity.name,
+        &entity.aliases,
+        &entity.r#type,
+        &own,
+    );
     let embedded = tokio::time::timeout(
         Duration::from_secs(limits::DENSE_LEG_DEADLINE_SECONDS),
         legs.embedding.embed(
             context,
             EmbedRequest {
-                texts: vec![text],
+                texts: texts.clone(),
                 purpose: EmbedPurpose::Entity as i32,
             },
         ),
     )
     .await
     .map_err(|_| Error::unavailable("embedding timed out"))??;
-    let values = embedded
+    let records: Vec<vector::VectorRecord> = embedded
         .embeddings
         .into_iter()
-        .next()
-        .map(|e| e.values)
-        .unwrap_or_default();
+        .enumerate()
+        .filter_map(|(index, e)| {
+            Some(vector::VectorRecord {
+                entity_id: codectx_core::embedding_text::memory_part_id(&entity.id, index)?,
+                values: e.values,
+            })
+        })
+        .collect();
+    let kept = records.len();
     legs.vectors
         .upsert(
             context,
             vector::UpsertRequest {
                 model: embedded.model,
-                records: vec![vector::VectorRecord {
-                    entity_id: entity.id.clone(),
-                    values,
-                }],
+                records,
             },
         )
+        .await?;
+    // Parts of facts the entity no longer has (superseded or fewer) go.
+    let stale: Vec<String> = codectx_core::embedding_text::memory_part_ids(&entity.id)
+        .into_iter()
+        .skip(kept)
+        .collect();
+    legs.vectors
+        .delete(context, vector::DeleteRequest { entity_ids: stale })
         .await?;
     Ok(())
 }
@@ -204,6 +242,14 @@ pub async fn remember(
             "type is required (e.g. service, person, decision)",
         ));
     }
+    // Entities named as the subject of a fact gained a fact of their own: their text
+    // changes too.
+    let other_subjects: Vec<String> = request
+        .facts
+        .iter()
+        .map(|f| f.subject.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect();
     let stored = legs
         .graph
         .upsert_memory_entities(
@@ -219,6 +265,7 @@ pub async fn remember(
                         .map(|f| graph::MemoryFactInput {
                             predicate: f.predicate,
                             object: f.object,
+                            subject: f.subject,
                         })
                         .collect(),
                 }],
@@ -240,11 +287,51 @@ pub async fn remember(
             "pending"
         }
     };
+    // What was kept, as memory now holds it: the entity's current facts, its own and
+    // those naming it (a superseded value is gone from here too).
+    let stored_facts = legs
+        .graph
+        .expand_facts(
+            context,
+            graph::ExpandFactsRequest {
+                ids: vec![entity.id.clone()],
+                hops: 1,
+                fact_limit: limits::RECALL_MAX_FACTS as u32,
+            },
+        )
+        .await?;
+    let facts: Vec<Value> = stored_facts
+        .facts
+        .iter()
+        .filter_map(|f| {
+            let fact = f.fact.as_ref()?;
+            Some(json!({"subject": f.subject, "predicate": fact.predicate, "object": fact.object}))
+        })
+        .collect();
+    if !other_subjects.is_empty() && embedding == "stored" {
+        let ids: Vec<String> = stored_facts
+            .facts
+            .iter()
+            .filter(|f| f.subject_id != entity.id && other_subjects.contains(&f.subject))
+            .map(|f| f.subject_id.clone())
+            .collect();
+        let subjects = legs
+            .graph
+            .hydrate_memory_entities(context, graph::HydrateMemoryEntitiesRequest { ids })
+            .await?;
+        for subject in subjects.entities {
+            if let Err(error) = embed_and_store(legs, context, &subject).await {
+                tracing::warn!(%error, "a fact's subject keeps its earlier vector until the backfill");
+                legs.backfill.add(context, subject);
+            }
+        }
+    }
     Ok(done(
         AnswerStatus::Ok,
         json!({
             "status": "ok",
             "entries": [{"name": entity.name, "type": entity.r#type, "aliases": entity.aliases}],
+            "facts": facts,
             "embedding": embedding,
             "omitted": [],
             "tokens": 0
@@ -274,7 +361,7 @@ pub async fn forget(legs: &Legs<'_>, context: &TenantContext, name: &str) -> Res
         .delete(
             context,
             vector::DeleteRequest {
-                entity_ids: vec![forgotten.entity_id.clone()],
+                entity_ids: codectx_core::embedding_text::memory_part_ids(&forgotten.entity_id),
             },
         )
         .await
@@ -378,13 +465,20 @@ pub async fn recall(
             if legs.backfill.len(context) > 0 {
                 run_backfill(legs, context).await;
             }
-            // Nearest neighbours always exist; only similar ones are evidence.
-            found
+            // Nearest neighbours always exist; only similar ones are evidence. A part's
+            // vector (one per fact) stands for its entity, ranked by its best part.
+            let mut owners: Vec<String> = Vec::new();
+            for hit in found
                 .hits
                 .into_iter()
                 .filter(|h| h.score >= DENSE_MIN_SIMILARITY)
-                .map(|h| h.entity_id)
-                .collect()
+            {
+                let owner = codectx_core::embedding_text::memory_part_owner(&hit.entity_id);
+                if !owners.contains(&owner) {
+                    owners.push(owner);
+                }
+            }
+            owners
         }
         Err(error) => {
             codectx_telemetry::record_fallback(codectx_telemetry::FallbackLeg::Vector);

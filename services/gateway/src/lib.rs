@@ -9,6 +9,7 @@
 pub mod mcp;
 pub mod render;
 pub mod request;
+pub mod schema;
 pub mod sessions;
 
 use std::sync::Arc;

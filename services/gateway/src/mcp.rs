@@ -118,7 +118,7 @@ fn repository_property() -> Value {
 }
 
 fn max_tokens_property(default: u32) -> Value {
-    json!({"type": "integer", "minimum": 256, "maximum": 20000, "description": format!("Token budget of the answer (default {default}); lowest-value detail is dropped first and listed in omitted.")})
+    json!({"type": "integer", "minimum": 0, "description": format!("Token budget of the answer (default {default}; a value outside 256-20,000 is raised or lowered to that range); lowest-value detail is dropped first and listed in omitted.")})
 }
 
 fn tool(
@@ -284,7 +284,11 @@ fn tool_definitions() -> Vec<Tool> {
                 "entity": {"type": "string"},
                 "type": {"type": "string", "description": "service, person, decision, ..."},
                 "aliases": {"type": "array", "items": {"type": "string"}},
-                "facts": {"type": "array", "items": {"type": "object", "properties": {"predicate": {"type": "string"}, "object": {"type": "string"}}, "required": ["predicate", "object"], "additionalProperties": false}}
+                "facts": {"type": "array", "maxItems": 32, "description": "At most 32. An object naming a remembered entity (by name or alias) links the two; any other object is a value. A new object for the same subject and predicate supersedes the old one.", "items": {"type": "object", "properties": {
+                    "predicate": {"type": "string", "description": "lower_snake_case: owned_by, writes_to, decided_on, ..."},
+                    "object": {"type": "string", "description": "An entity's name or alias, or a value. Leave it out with subject: this entity is then the object."},
+                    "subject": {"type": "string", "description": "Another entity this fact is about (OrdersDB writes_to <this entity>); default: this entity."}
+                }, "required": ["predicate"], "additionalProperties": false}}
             }),
             &["entity", "type"],
             false,

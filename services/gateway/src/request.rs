@@ -54,26 +54,7 @@ pub fn decode(name: &str, arguments: JsonObject) -> Result<Decoded, Error> {
         .ok_or_else(|| {
             Error::invalid_argument("name", format!("no tool named {name:?}; see tools/list"))
         })?;
-    let known: Vec<String> = tool
-        .input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.keys().cloned().collect())
-        .unwrap_or_default();
-    if let Some(unknown) = arguments.keys().find(|k| !known.contains(k)) {
-        let shown: String = unknown.chars().take(64).collect();
-        return Err(Error::invalid_argument(
-            &shown,
-            format!(
-                "{name} has no argument {shown:?}; its arguments are {}",
-                if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                }
-            ),
-        ));
-    }
+    crate::schema::validate(name, &tool.input_schema, &arguments)?;
     let arguments = Arguments(arguments);
     let repository = arguments.string("repository")?;
     // Read by the compression engine; checked here like every argument.
@@ -313,28 +294,37 @@ impl Arguments {
         }
     }
 
+    /// The schema checked every fact's fields and types; a fact needs an object or a
+    /// subject (`{"subject": "OrdersDB", "predicate": "writes_to"}` is about another
+    /// entity, whose object is the one being remembered).
     fn facts(&self) -> Result<Vec<pb::FactInput>, Error> {
-        match self.0.get("facts") {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|fact| {
-                    let predicate = fact.get("predicate").and_then(Value::as_str);
-                    let object = fact.get("object").and_then(Value::as_str);
-                    match (predicate, object) {
-                        (Some(p), Some(o)) => Ok(pb::FactInput {
-                            predicate: p.into(),
-                            object: o.into(),
-                        }),
-                        _ => Err(Error::invalid_argument(
-                            "facts",
-                            "each fact is {\"predicate\": string, \"object\": string}",
-                        )),
-                    }
+        let Some(Value::Array(items)) = self.0.get("facts") else {
+            return Ok(Vec::new());
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(index, fact)| {
+                let text = |key: &str| {
+                    fact.get(key)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned()
+                };
+                let (predicate, object, subject) = (text("predicate"), text("object"), text("subject"));
+                if object.trim().is_empty() && subject.trim().is_empty() {
+                    return Err(Error::invalid_argument(
+                        &format!("facts[{index}].object"),
+                        format!("facts[{index}] needs an object (or a subject: the entity the fact is about, when it is not this one)"),
+                    ));
+                }
+                Ok(pb::FactInput {
+                    predicate,
+                    object,
+                    subject,
                 })
-                .collect(),
-            Some(_) => Err(Error::invalid_argument("facts", "facts must be a list")),
-        }
+            })
+            .collect()
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use codectx_core::limits;
 use codectx_errors::Error;
-use codectx_graph::memory::{EntityInput, MemoryEntity};
+use codectx_graph::memory::{EntityInput, FactInput, MemoryEntity};
 use codectx_graph::query::{self, Directions, ExpandOptions, SYMBOL_KINDS};
 use codectx_graph::{Confidence, Direction, EdgeKind, Neighbor, Node, NodeKind, Store};
 use codectx_proto::common::v1::{DescribeRequest, DescribeResponse, Omission, SourceSpan};
@@ -497,14 +497,16 @@ impl GraphHydratorService for GraphHydrator {
                         version: version.clone(),
                         entries: chunk
                             .iter()
-                            .map(|e| pb::CorpusEntry {
-                                entity_id: e.id.clone(),
-                                name: e.name.clone(),
-                                qualified_name: e.name.clone(),
-                                kind: e.entity_type.clone(),
+                            .map(|d| pb::CorpusEntry {
+                                entity_id: d.entity.id.clone(),
+                                name: d.entity.name.clone(),
+                                qualified_name: d.entity.name.clone(),
+                                kind: d.entity.entity_type.clone(),
                                 signature: String::new(),
-                                aliases: e.aliases.clone(),
+                                aliases: d.entity.aliases.clone(),
                                 error_messages: Vec::new(),
+                                summary: String::new(),
+                                facts: d.facts.clone(),
                             })
                             .collect(),
                     })
@@ -550,6 +552,16 @@ impl GraphHydratorService for GraphHydrator {
                             } else {
                                 Vec::new()
                             },
+                            // A literal's summary only names where it is raised.
+                            summary: if matches!(
+                                n.kind,
+                                NodeKind::ErrorMessage | NodeKind::StringLiteral
+                            ) {
+                                String::new()
+                            } else {
+                                n.summary.clone()
+                            },
+                            facts: Vec::new(),
                         })
                         .collect(),
                 })
@@ -605,7 +617,11 @@ impl GraphHydratorService for GraphHydrator {
                 facts: e
                     .facts
                     .into_iter()
-                    .map(|f| (f.predicate, f.object))
+                    .map(|f| FactInput {
+                        predicate: f.predicate,
+                        object: f.object,
+                        subject: f.subject,
+                    })
                     .collect(),
             })
             .collect();

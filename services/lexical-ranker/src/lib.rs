@@ -129,6 +129,8 @@ fn matched_field(matched: Match) -> pb::MatchedField {
         Match::Ranked(Field::Type) => pb::MatchedField::Type,
         Match::Ranked(Field::QualifiedName) => pb::MatchedField::QualifiedName,
         Match::Ranked(Field::Signature) => pb::MatchedField::Signature,
+        Match::Ranked(Field::Summary) => pb::MatchedField::Summary,
+        Match::Ranked(Field::Fact) => pb::MatchedField::Fact,
     }
 }
 
@@ -230,6 +232,8 @@ impl LexicalRanker {
                             signature: e.signature,
                             aliases: e.aliases,
                             error_messages: e.error_messages,
+                            summary: e.summary,
+                            facts: e.facts,
                         }));
                     }
                     let index = tokio::task::spawn_blocking(move || LexicalIndex::build(documents))

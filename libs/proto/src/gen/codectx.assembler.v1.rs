@@ -109,8 +109,13 @@ pub struct RecallRequest {
 pub struct FactInput {
     #[prost(string, tag = "1")]
     pub predicate: ::prost::alloc::string::String,
+    /// An entity's name or alias, or a value; empty when `subject` is set (the entity
+    /// being remembered is then the object).
     #[prost(string, tag = "2")]
     pub object: ::prost::alloc::string::String,
+    /// Another entity the fact is about (`A writes_to <this entity>`); empty: this entity.
+    #[prost(string, tag = "3")]
+    pub subject: ::prost::alloc::string::String,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct RememberRequest {

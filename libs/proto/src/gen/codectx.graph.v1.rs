@@ -216,6 +216,13 @@ pub struct CorpusEntry {
     /// Error messages raised at this entity (code) or nothing (memory).
     #[prost(string, repeated, tag = "7")]
     pub error_messages: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// The one-line summary of a code symbol (its docstring's first sentence, redacted).
+    #[prost(string, tag = "8")]
+    pub summary: ::prost::alloc::string::String,
+    /// A memory entity's current facts as text, `predicate object` (outgoing) and
+    /// `subject predicate` (incoming): a word of a fact finds the entity it describes.
+    #[prost(string, repeated, tag = "9")]
+    pub facts: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct CorpusChunk {
@@ -282,8 +289,14 @@ pub struct MemoryEntityInput {
 pub struct MemoryFactInput {
     #[prost(string, tag = "1")]
     pub predicate: ::prost::alloc::string::String,
+    /// The object: an entity's name or alias (linked), or a value. Empty when `subject`
+    /// is set: the entity being remembered is then the object.
     #[prost(string, tag = "2")]
     pub object: ::prost::alloc::string::String,
+    /// The fact's subject when it is another entity (`A writes_to <this>`); empty: the
+    /// entity being remembered.
+    #[prost(string, tag = "3")]
+    pub subject: ::prost::alloc::string::String,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct UpsertMemoryEntitiesRequest {

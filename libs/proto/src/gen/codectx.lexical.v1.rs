@@ -97,6 +97,8 @@ pub enum MatchedField {
     Type = 7,
     QualifiedName = 8,
     Signature = 9,
+    Summary = 10,
+    Fact = 11,
 }
 impl MatchedField {
     /// String value of the enum field names used in the ProtoBuf definition.
@@ -115,6 +117,8 @@ impl MatchedField {
             Self::Type => "MATCHED_FIELD_TYPE",
             Self::QualifiedName => "MATCHED_FIELD_QUALIFIED_NAME",
             Self::Signature => "MATCHED_FIELD_SIGNATURE",
+            Self::Summary => "MATCHED_FIELD_SUMMARY",
+            Self::Fact => "MATCHED_FIELD_FACT",
         }
     }
     /// Creates an enum from field names used in the ProtoBuf definition.
@@ -130,6 +134,8 @@ impl MatchedField {
             "MATCHED_FIELD_TYPE" => Some(Self::Type),
             "MATCHED_FIELD_QUALIFIED_NAME" => Some(Self::QualifiedName),
             "MATCHED_FIELD_SIGNATURE" => Some(Self::Signature),
+            "MATCHED_FIELD_SUMMARY" => Some(Self::Summary),
+            "MATCHED_FIELD_FACT" => Some(Self::Fact),
             _ => None,
         }
     }
