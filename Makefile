@@ -67,10 +67,11 @@ bench-calibrate: models ## Choose the memory dense floor on the labelled set ben
 	$(CARGO) run --release -q -p codectx --bin codectx -- bench calibrate --set bench/calibration/memory.json --out $(BENCH_OUT)
 
 .PHONY: bench-smoke
-bench-smoke: ## CI smoke: six Python stdlib questions in call mode; fails below 100% evidence coverage
+bench-smoke: ## CI smoke: six Python stdlib questions in call mode (code vectors still building); fails below 100% evidence coverage
 	$(CARGO) run -q -p codectx --bin codectx -- bench --out $(BENCH_OUT) --data .codectx-bench/smoke-data \
 	  --workload bench/workloads/python-stdlib.json --repo cpython-lib=$(PYTHON_STDLIB) \
-	  --questions PY-01,PY-02,PY-09,PY-11,PY-16,PY-18 --arms hybrid --mode call --require-coverage 100
+	  --questions PY-01,PY-02,PY-09,PY-11,PY-16,PY-18 --arms hybrid --mode call --require-coverage 100 \
+	  --wait-for-vectors 0
 
 .PHONY: chart-test
 chart-test: ## Lint and render charts/codectx for every value set in charts/codectx/ci; validate strictly against Kubernetes 1.30 and 1.34 schemas (offline)

@@ -297,10 +297,38 @@ pub async fn start_indexed(fixture: &str, name: &str) -> IndexedStack {
         .verifier
         .verify(&authorized.signed_context)
         .unwrap();
+    wait_for_code_vectors(&stack, &context).await;
     IndexedStack {
         stack,
         checkout,
         context,
+    }
+}
+
+/// Waits until the graph's code vectors are complete (context-assembler builds them on
+/// the back of requests: ADR 0010), so answers that rank free text are the same in
+/// every run. Gives up after 60 s (a missing model says so in every answer instead).
+pub async fn wait_for_code_vectors(stack: &TestStack, context: &codectx_tenant::TenantContext) {
+    let assembler = codectx_clients::AssemblerClient::connect(&PeerConfig::single(
+        stack.endpoint(codectx::stack::ServiceKind::ContextAssembler),
+    ))
+    .unwrap();
+    let began = std::time::Instant::now();
+    while began.elapsed() < std::time::Duration::from_secs(60) {
+        let answer = assembler
+            .search(
+                context,
+                codectx_proto::assembler::v1::SearchRequest {
+                    query: "code vectors".into(),
+                    ..Default::default()
+                },
+            )
+            .await;
+        let building = answer.is_ok_and(|answer| answer.json.contains("code vectors"));
+        if !building {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
 

@@ -65,6 +65,7 @@ async fn tenants_never_see_each_others_vectors() {
             UpsertRequest {
                 model: model(),
                 records: vec![record("entity", [1.0, 0.0, 0.0, 0.0])],
+                ..Default::default()
             },
         )
         .await
@@ -75,6 +76,7 @@ async fn tenants_never_see_each_others_vectors() {
             UpsertRequest {
                 model: model(),
                 records: vec![record("entity", [0.0, 1.0, 0.0, 0.0])],
+                ..Default::default()
             },
         )
         .await
@@ -83,6 +85,7 @@ async fn tenants_never_see_each_others_vectors() {
         model: model(),
         query: vec![1.0, 0.0, 0.0, 0.0],
         limit: 10,
+        ..Default::default()
     };
     let hits_a = vectors
         .nearest(&context_a, query.clone())
@@ -107,6 +110,7 @@ async fn tenants_never_see_each_others_vectors() {
             &context_b,
             DeleteRequest {
                 entity_ids: vec!["entity".into()],
+                ..Default::default()
             },
         )
         .await
@@ -129,6 +133,105 @@ async fn tenants_never_see_each_others_vectors() {
         1
     );
 
+    // Code vectors live in the context's graph: shared by every tenant that reads that
+    // graph (B reads A's, shared publicly), never in anyone's memory, never in another
+    // graph (C indexed its own).
+    let c = create_tenant(&stack, "tenant-c", "shared-name")
+        .await
+        .unwrap();
+    let context_c = stack
+        .stack
+        .verifier
+        .verify(
+            &authorize(&stack, &c.api_key, "shared-name")
+                .await
+                .unwrap()
+                .signed_context,
+        )
+        .unwrap();
+    let code = |request: NearestRequest| NearestRequest {
+        scope: codectx_proto::vector::v1::VectorScopeKind::Code as i32,
+        ..request
+    };
+    vectors
+        .upsert(
+            &context_a,
+            UpsertRequest {
+                model: model(),
+                records: vec![record(
+                    "cv_0123456789abcdef0123456789abcdef",
+                    [1.0, 0.0, 0.0, 0.0],
+                )],
+                scope: codectx_proto::vector::v1::VectorScopeKind::Code as i32,
+            },
+        )
+        .await
+        .unwrap();
+    let in_code = vectors
+        .nearest(&context_a, code(query.clone()))
+        .await
+        .unwrap()
+        .hits;
+    assert_eq!(
+        in_code
+            .iter()
+            .map(|h| h.entity_id.as_str())
+            .collect::<Vec<_>>(),
+        ["cv_0123456789abcdef0123456789abcdef"]
+    );
+    assert!(
+        vectors
+            .nearest(&context_a, query.clone())
+            .await
+            .unwrap()
+            .hits
+            .iter()
+            .all(|h| h.entity_id == "entity"),
+        "memory never sees code vectors"
+    );
+    assert_eq!(
+        vectors
+            .nearest(&context_b, code(query.clone()))
+            .await
+            .unwrap()
+            .hits
+            .len(),
+        1,
+        "the same graph, the same code vectors"
+    );
+    assert!(
+        vectors
+            .nearest(&context_c, code(query.clone()))
+            .await
+            .unwrap()
+            .hits
+            .is_empty()
+    );
+    let listed = vectors
+        .list_ids(
+            &context_a,
+            codectx_proto::vector::v1::ListIdsRequest {
+                model: model(),
+                scope: codectx_proto::vector::v1::VectorScopeKind::Code as i32,
+                prefix: "cv_".into(),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(listed.entity_ids, ["cv_0123456789abcdef0123456789abcdef"]);
+    let listed_c = vectors
+        .list_ids(
+            &context_c,
+            codectx_proto::vector::v1::ListIdsRequest {
+                model: model(),
+                scope: codectx_proto::vector::v1::VectorScopeKind::Code as i32,
+                prefix: String::new(),
+            },
+        )
+        .await
+        .unwrap();
+    assert!(listed_c.entity_ids.is_empty());
+
     // Bad input is rejected with what to change.
     let zero = vectors
         .upsert(
@@ -136,6 +239,7 @@ async fn tenants_never_see_each_others_vectors() {
             UpsertRequest {
                 model: model(),
                 records: vec![record("z", [0.0; 4])],
+                ..Default::default()
             },
         )
         .await
@@ -160,6 +264,7 @@ async fn tenants_never_see_each_others_vectors() {
                 records: (0..257)
                     .map(|i| record(&i.to_string(), [1.0, 0.0, 0.0, 0.0]))
                     .collect(),
+                ..Default::default()
             },
         )
         .await

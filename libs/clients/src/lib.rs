@@ -357,6 +357,7 @@ context_client! {
         write upsert(vector::v1::UpsertRequest) -> vector::v1::UpsertResponse;
         write delete(vector::v1::DeleteRequest) -> vector::v1::DeleteResponse;
         read nearest(vector::v1::NearestRequest) -> vector::v1::NearestResponse;
+        read list_ids(vector::v1::ListIdsRequest) -> vector::v1::ListIdsResponse;
     }
 }
 

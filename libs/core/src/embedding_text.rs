@@ -91,6 +91,101 @@ pub fn memory_part_owner(vector_id: &str) -> String {
     }
 }
 
+/// Kinds of code symbols that get a vector: what a plain-language task asks for.
+/// Variables, fields, aliases, literals and document sections do not (literals and
+/// messages are matched as text by the lexical leg).
+pub const CODE_KINDS: &[&str] = &[
+    "function",
+    "method",
+    "type",
+    "interface",
+    "class",
+    "constant",
+];
+
+/// The words of an identifier or path: `NegotiateFormat` -> negotiate format,
+/// `parse_config` -> parse config, `gin/render.(*JSON).Render` -> gin render json render.
+pub fn identifier_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for chunk in text.split(|c: char| !c.is_alphanumeric()) {
+        let chars: Vec<char> = chunk.chars().collect();
+        let mut word = String::new();
+        for (at, &c) in chars.iter().enumerate() {
+            if let Some(previous) = word.chars().last() {
+                let next = chars.get(at + 1).copied();
+                let boundary = (previous.is_lowercase() && c.is_uppercase())
+                    || (previous.is_alphabetic() && c.is_ascii_digit())
+                    || (previous.is_ascii_digit() && c.is_alphabetic())
+                    || (previous.is_uppercase()
+                        && c.is_uppercase()
+                        && next.is_some_and(char::is_lowercase));
+                if boundary {
+                    words.push(std::mem::take(&mut word).to_lowercase());
+                }
+            }
+            word.push(c);
+        }
+        if !word.is_empty() {
+            words.push(word.to_lowercase());
+        }
+    }
+    words
+}
+
+/// A code symbol's text (DESIGN.md section 3, metadata only): its kind and the words of
+/// its name, the words of the last two parts of its qualifier (`gin context` of
+/// `github.com/gin-gonic/gin.(*Context).Negotiate`: the host and owner say nothing), the
+/// start of its signature and of its redacted one-line summary. Never its body. Short on
+/// purpose: model time grows with tokens, and on the calibration set this text found the
+/// labelled symbol in the top 8 as often as one with every path word and a longer
+/// signature (docs/BENCHMARKS.md).
+pub fn code_symbol(
+    kind: &str,
+    name: &str,
+    qualified_name: &str,
+    signature: &str,
+    summary: &str,
+) -> String {
+    let mut text = format!("{kind} {}", identifier_words(name).join(" "));
+    // The qualifier: what precedes the name, after the last `/` (the package path).
+    let tail = qualified_name.rsplit('/').next().unwrap_or(qualified_name);
+    let qualifier = tail.strip_suffix(name).unwrap_or(tail);
+    let parts: Vec<&str> = qualifier
+        .split(['.', ':', '#', '(', ')', '*'])
+        .filter(|p| !p.is_empty())
+        .collect();
+    let context = identifier_words(&parts[parts.len().saturating_sub(2)..].join(" "));
+    if !context.is_empty() {
+        text.push_str(" in ");
+        text.push_str(&context.join(" "));
+    }
+    let signature: String = signature
+        .trim()
+        .chars()
+        .take(CODE_SIGNATURE_CHARS)
+        .collect();
+    let summary: String = summary.trim().chars().take(CODE_SUMMARY_CHARS).collect();
+    for part in [signature, summary] {
+        if !part.is_empty() {
+            text.push_str(". ");
+            text.push_str(&part);
+        }
+    }
+    text
+}
+
+/// Characters of a signature that go into a code symbol's text.
+pub const CODE_SIGNATURE_CHARS: usize = 60;
+/// Characters of a summary that go into a code symbol's text.
+pub const CODE_SUMMARY_CHARS: usize = 120;
+
+/// The vector id of a code symbol's text: `cv_` and 32 hex of SHA-256(node id, text).
+/// A symbol whose text changes gets a new id, so a graph's stored ids tell what is
+/// embedded already and what is stale, without a digest stored beside each vector.
+pub fn code_vector_id(node_id: &str, text: &str) -> String {
+    crate::ids::derive("cv", &format!("{node_id}\0{text}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +202,32 @@ mod tests {
             "PaymentsService, payments (service): owned by team-checkout; deploys with blue-green rollout"
         );
         assert_eq!(memory_entity("Cache", &[], "", &[]), "Cache");
+    }
+
+    #[test]
+    fn code_text_is_metadata_in_words() {
+        assert_eq!(
+            identifier_words("gin.(*Context).NegotiateFormat"),
+            ["gin", "context", "negotiate", "format"]
+        );
+        assert_eq!(
+            identifier_words("parse_HTTPConfig2"),
+            ["parse", "http", "config", "2"]
+        );
+        assert_eq!(
+            code_symbol(
+                "method",
+                "NegotiateFormat",
+                "github.com/gin-gonic/gin.(*Context).NegotiateFormat",
+                "func (c *Context) NegotiateFormat(offered ...string) string",
+                "NegotiateFormat returns an acceptable Accept format."
+            ),
+            "method negotiate format in gin context. func (c *Context) NegotiateFormat(offered ...string) string. NegotiateFormat returns an acceptable Accept format."
+        );
+        let id = code_vector_id("n_1", "a text");
+        assert!(crate::ids::has_prefix(&id, "cv"));
+        assert_ne!(id, code_vector_id("n_1", "another text"));
+        assert_eq!(id, code_vector_id("n_1", "a text"));
     }
 
     #[test]

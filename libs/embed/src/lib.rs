@@ -119,7 +119,9 @@ impl Embedder {
             .map_err(|e| unavailable("tokenizer truncation", e))?;
         let session = Session::builder(environment)
             .map_err(|e| unavailable("session builder", e))?
-            .with_intra_threads(1)
+            // Every core for one batch: batches are serialized by the session lock, and
+            // a repository's code vectors are thousands of texts.
+            .with_intra_threads(std::thread::available_parallelism().map_or(1, |n| n.get()))
             .map_err(|e| unavailable("session threads", e))?
             .commit_from_memory(&weights)
             .map_err(|e| unavailable("cannot load the model into ONNX Runtime", e))?;

@@ -450,4 +450,53 @@ impl VectorStore for MilvusVectorStore {
         });
         Ok(hits)
     }
+
+    async fn ids(
+        &self,
+        scope: &VectorScope,
+        collection: &CollectionKey,
+        prefix: &str,
+    ) -> Result<Vec<String>, Error> {
+        codectx_vector::check_prefix(prefix)?;
+        let (filter, templates) = self.scope_filter(scope)?;
+        let name = collection.name();
+        if !self.has(&name).await? {
+            return Ok(Vec::new());
+        }
+        // check_prefix allows letters, '_' and hex digits only: safe in a literal.
+        let expression = if prefix.is_empty() {
+            filter
+        } else {
+            format!("{filter} and {ENTITY} like \"{prefix}%\"")
+        };
+        let response = self
+            .client
+            .query(
+                QueryRequest::builder()
+                    .collection_name(&name)
+                    .filter(expression)
+                    .filter_templates(templates)
+                    .output_fields([TENANT, NAMESPACE, ENTITY])
+                    .limit(codectx_vector::MAX_LISTED_IDS as i64)
+                    .consistency_level(sdk::ConsistencyLevel::Strong)
+                    .build()
+                    .map_err(backend)?,
+            )
+            .await
+            .map_err(backend)?;
+        let mut ids = Vec::new();
+        for row in response.results().rows().map_err(backend)? {
+            let row = row.to_entity_row().map_err(backend)?;
+            let text = |key: &str| row.get(key).and_then(|v| v.as_str()).unwrap_or_default();
+            // Defence in depth, as for hits: only the scope's own rows.
+            if text(TENANT) == scope.tenant_id && text(NAMESPACE) == scope.namespace {
+                ids.push(text(ENTITY).to_owned());
+            }
+        }
+        // A full window may have more behind it.
+        if ids.len() >= codectx_vector::MAX_LISTED_IDS {
+            return Err(codectx_vector::too_many_ids(prefix));
+        }
+        Ok(ids)
+    }
 }

@@ -105,6 +105,32 @@ pub async fn run(store: &dyn VectorStore) {
         3
     );
 
+    // Listing: the scope's ids for the model, by prefix; another scope's never.
+    let sorted = |mut ids: Vec<String>| {
+        ids.sort();
+        ids
+    };
+    let mut expected = vec![e1.clone(), e2.clone(), e3.clone()];
+    expected.sort();
+    assert_eq!(sorted(store.ids(&a, &model, "").await.unwrap()), expected);
+    assert_eq!(
+        store.ids(&a, &model, &e2[..12]).await.unwrap(),
+        vec![e2.clone()]
+    );
+    assert!(store.ids(&a, &model, "ent_").await.unwrap().len() == 3);
+    assert!(store.ids(&a, &model, "cv_").await.unwrap().is_empty());
+    assert!(store.ids(&a, &other_model, "").await.unwrap().is_empty());
+    assert_eq!(
+        store
+            .ids(&same_tenant_other_namespace, &model, "")
+            .await
+            .unwrap(),
+        vec![x.clone()]
+    );
+    for hostile in ["ent_\" or 1 == 1", "%", "ENT_", "e_1"] {
+        assert!(store.ids(&a, &model, hostile).await.is_err(), "{hostile}");
+    }
+
     // Upsert replaces by id.
     store
         .upsert(&a, &model, &[(e3.clone(), unit(&[1.0, 0.1, 0.0], &model))])
@@ -148,6 +174,8 @@ pub async fn run(store: &dyn VectorStore) {
             .iter()
             .any(|h| h.entity_id == e1)
     );
+
+    assert!(!store.ids(&a, &model, "").await.unwrap().contains(&e1));
 
     // Clean up.
     for scope in [&a, &b, &same_tenant_other_namespace] {

@@ -300,4 +300,35 @@ impl VectorStore for EmbeddedVectorStore {
             })
             .collect())
     }
+
+    async fn ids(
+        &self,
+        scope: &VectorScope,
+        collection: &CollectionKey,
+        prefix: &str,
+    ) -> Result<Vec<String>, Error> {
+        crate::check_prefix(prefix)?;
+        let memory = self
+            .memory
+            .read()
+            .map_err(|_| Error::internal("vector memory lock poisoned"))?;
+        let key = (scope.tenant_id.clone(), scope.namespace.clone());
+        let ids: Vec<String> = memory
+            .collections
+            .get(&collection.name())
+            .and_then(|c| c.get(&key))
+            .map(|namespace| {
+                namespace
+                    .ids
+                    .iter()
+                    .filter(|id| id.starts_with(prefix))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        if ids.len() > crate::MAX_LISTED_IDS {
+            return Err(crate::too_many_ids(prefix));
+        }
+        Ok(ids)
+    }
 }

@@ -87,6 +87,48 @@ pub trait VectorStore: Send + Sync + std::fmt::Debug + 'static {
         query: &[f32],
         limit: usize,
     ) -> Result<Vec<Hit>, Error>;
+    /// The ids stored in the scope for the model that start with `prefix` ([`check_prefix`]),
+    /// in no particular order; more than [`MAX_LISTED_IDS`] is an error naming a longer
+    /// prefix.
+    async fn ids(
+        &self,
+        scope: &VectorScope,
+        collection: &CollectionKey,
+        prefix: &str,
+    ) -> Result<Vec<String>, Error>;
+}
+
+/// Most ids one listing returns (Milvus's query window).
+pub const MAX_LISTED_IDS: usize = 16_384;
+
+/// An id prefix for listing: empty, or a minted id's prefix (`cv_`, 2-4 lowercase
+/// letters and `_`) followed by lowercase hex digits. Anything else is refused, so the
+/// prefix is safe in a literal filter.
+pub fn check_prefix(prefix: &str) -> Result<(), Error> {
+    if prefix.is_empty() {
+        return Ok(());
+    }
+    let valid = prefix.split_once('_').is_some_and(|(kind, hex)| {
+        (2..=4).contains(&kind.len())
+            && kind.bytes().all(|b| b.is_ascii_lowercase())
+            && hex.len() <= 32
+            && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    });
+    if !valid {
+        return Err(Error::invalid_argument(
+            "prefix",
+            "prefix is empty or a minted id's start: 2-4 lowercase letters, '_', hex digits",
+        ));
+    }
+    Ok(())
+}
+
+/// The error when a listing is over [`MAX_LISTED_IDS`].
+pub fn too_many_ids(prefix: &str) -> Error {
+    Error::invalid_argument(
+        "prefix",
+        format!("more than {MAX_LISTED_IDS} ids start with {prefix:?}; list by longer prefixes"),
+    )
 }
 
 /// Checks and L2-normalizes a vector for a collection.

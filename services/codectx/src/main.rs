@@ -195,6 +195,7 @@ async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
         drain_seconds: 0,
         model_directory: args.models.clone(),
         retrieval: Default::default(),
+        code_floors: None,
         oidc: Default::default(),
         // The stdio tools below have their own engine (with the state file).
         compression: Default::default(),
@@ -270,6 +271,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         drain_seconds: args.drain_seconds,
         model_directory: args.models.clone(),
         retrieval: Default::default(),
+        code_floors: None,
         oidc: Default::default(),
         compression: persistent_compression(&args.data),
     })

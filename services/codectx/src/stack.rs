@@ -76,6 +76,8 @@ pub struct StackOptions {
     pub model_directory: Option<PathBuf>,
     /// Ranking legs the context-assembler uses for free text (hybrid unless measuring).
     pub retrieval: codectx_context_assembler::RetrievalLegs,
+    /// The code no-match floors (None: the calibrated defaults).
+    pub code_floors: Option<codectx_context_assembler::CodeFloors>,
     /// JWT bearer tokens authz accepts (off by default).
     pub oidc: codectx_authz::oidc::OidcConfig,
     /// The gateway's compression (levels, dedup, focus; docs/compression.md).
@@ -94,6 +96,7 @@ impl StackOptions {
             drain_seconds: 0,
             model_directory: std::env::var_os("CODECTX_TEST_MODEL_DIR").map(PathBuf::from),
             retrieval: codectx_context_assembler::RetrievalLegs::Hybrid,
+            code_floors: None,
             oidc: Default::default(),
             compression: Default::default(),
         }
@@ -256,6 +259,7 @@ impl Stack {
                         },
                         retrieval: codectx_context_assembler::RetrievalConfig {
                             legs: options.retrieval,
+                            code_floors: options.code_floors.unwrap_or_default(),
                         },
                         ..Default::default()
                     })

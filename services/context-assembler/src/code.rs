@@ -5,13 +5,13 @@
 use std::collections::HashMap;
 
 use crate::RetrievalLegs;
-use codectx_assemble::{Leg, Removable, fuse, pack};
+use crate::ranking::{DenseCode, ranked_cards};
+use codectx_assemble::{Removable, pack};
 use codectx_clients::{GraphClient, LexicalClient};
 use codectx_core::limits;
 use codectx_errors::Error;
 use codectx_proto::common::v1::AnswerStatus;
 use codectx_proto::graph::v1 as graph;
-use codectx_proto::lexical::v1 as lexical;
 use codectx_tenant::TenantContext;
 use serde_json::{Value, json};
 
@@ -619,9 +619,11 @@ async fn nested_callees(
 
 /// `search`: exact matches first, then BM25, fused by rank, hydrated (stale ids dropped),
 /// at most 8 entries.
+#[allow(clippy::too_many_arguments)]
 pub async fn search(
     lexical_client: &LexicalClient,
     retrieval: RetrievalLegs,
+    dense: Option<&DenseCode>,
     graph: &GraphClient,
     context: &TenantContext,
     query: &str,
@@ -637,9 +639,10 @@ pub async fn search(
     } else {
         (limit as usize).min(limits::ENTRIES_AFTER_HYDRATION)
     };
-    let found = ranked_cards(
+    let ranked = ranked_cards(
         lexical_client,
         retrieval,
+        dense,
         graph,
         context,
         query,
@@ -648,6 +651,7 @@ pub async fn search(
         Vec::new(),
     )
     .await?;
+    let found = ranked.cards;
     let used_by = used_by_of(graph, context, &found).await?;
     let entries: Vec<Value> = found
         .into_iter()
@@ -667,6 +671,7 @@ pub async fn search(
             "entries": [],
             "omitted": [],
             "suggestion": "no symbol matches; try other words, a qualified name, or an error message",
+            "provenance": {"degraded": ranked.degraded, "scores": scores(ranked.dense_top, ranked.lexical_strength)},
             "tokens": 0
         }));
         return Ok(Answer {
@@ -675,7 +680,9 @@ pub async fn search(
             tokens,
         });
     }
-    let answer = envelope(AnswerStatus::Ok, entries, &["exact", "name"]);
+    let mut answer = envelope(AnswerStatus::Ok, entries, &["exact", "name", "vector"]);
+    answer["provenance"]["degraded"] = Value::from(ranked.degraded);
+    answer["provenance"]["scores"] = scores(ranked.dense_top, ranked.lexical_strength);
     finish(
         AnswerStatus::Ok,
         answer,
@@ -683,6 +690,13 @@ pub async fn search(
         &[],
     )
     .await
+}
+
+/// What the ranked legs saw (the best dense similarity, the best BM25 score per word of
+/// the query), for calibrating the no-match floors (`bench/calibration/code.json`).
+fn scores(dense_top: Option<f64>, lexical_strength: Option<f64>) -> Value {
+    let round = |v: Option<f64>| v.map(|v| (v * 1000.0).round() / 1000.0);
+    json!({"dense_top": round(dense_top), "lexical_strength": round(lexical_strength)})
 }
 
 /// Where search hits are used without being called, per hit (qualified names, at most
@@ -786,6 +800,8 @@ async fn message_context(
 const IDENTIFIER_MATCHES: u32 = 3;
 /// Identifiers looked up exactly per task.
 const TASK_IDENTIFIERS: usize = 5;
+/// Words beyond which a task is prose, not a question about a name.
+const TASK_NAMES_ONLY_WORDS: usize = 8;
 
 /// Words of a task that look like code identifiers rather than prose: qualified
 /// (`Server.Serve`, `a::b`), snake_case, camelCase or PascalCase, or called (`run()`).
@@ -870,71 +886,6 @@ async fn resolve_identifiers(
     Ok(exact)
 }
 
-/// Ranks code for free text: `exact` ids (identifiers already resolved) first, then the
-/// lexical leg's exact matches, then BM25, fused by rank and hydrated (stale ids
-/// dropped). Returns the kept cards with the legs that found each.
-#[allow(clippy::too_many_arguments)]
-async fn ranked_cards(
-    lexical_client: &LexicalClient,
-    retrieval: RetrievalLegs,
-    graph: &GraphClient,
-    context: &TenantContext,
-    query: &str,
-    kinds: Vec<String>,
-    limit: usize,
-    mut exact: Vec<String>,
-) -> Result<Vec<(graph::SymbolCard, Vec<String>)>, Error> {
-    // Code symbols have no vectors: without the lexical leg nothing ranks them.
-    if !retrieval.lexical() {
-        return Ok(Vec::new());
-    }
-    let ranked = lexical_client
-        .rank(
-            context,
-            lexical::RankRequest {
-                scope: lexical::ScopeKind::Code as i32,
-                query: query.into(),
-                limit: limits::CANDIDATES_PER_LEG as u32,
-                kinds,
-            },
-        )
-        .await?;
-    for candidate in ranked.candidates.iter().filter(|c| c.exact) {
-        if !exact.contains(&candidate.entity_id) {
-            exact.push(candidate.entity_id.clone());
-        }
-    }
-    let named: Vec<String> = ranked
-        .candidates
-        .iter()
-        .filter(|c| !c.exact)
-        .map(|c| c.entity_id.clone())
-        .collect();
-    let fused = fuse(&exact, &[(Leg::Name, named)], limits::CANDIDATES_PER_LEG);
-    let ids: Vec<String> = fused.iter().map(|f| f.id.clone()).collect();
-    let mut cards = graph
-        .get_symbol_cards(context, graph::GetSymbolCardsRequest { ids })
-        .await?
-        .cards;
-    let mut kept = Vec::new();
-    for candidate in &fused {
-        // Candidates the graph no longer has are dropped, never shown from search data.
-        let Some(position) = cards.iter().position(|c| c.id == candidate.id) else {
-            continue;
-        };
-        if kept.len() >= limit {
-            break;
-        }
-        let legs = candidate
-            .legs
-            .iter()
-            .map(|l| format!("{l:?}").to_lowercase())
-            .collect();
-        kept.push((cards.swap_remove(position), legs));
-    }
-    Ok(kept)
-}
-
 /// `minimal_context`: the smallest useful answer for a task. The best-ranked symbol is
 /// the subject (card, callers, callees); the next ones are listed as related cards.
 /// Packed under the budget (default 1,500): related cards go first (lowest ranked first),
@@ -944,6 +895,7 @@ async fn ranked_cards(
 pub async fn minimal_context(
     lexical_client: &LexicalClient,
     retrieval: RetrievalLegs,
+    dense: Option<&DenseCode>,
     graph: &GraphClient,
     memory: Option<&crate::memory::Legs<'_>>,
     context: &TenantContext,
@@ -967,8 +919,13 @@ pub async fn minimal_context(
     };
     // A task that names identifiers none of which exists asks about those names, not
     // about its other words: rank by the names alone, so prose ("where is the function")
-    // cannot pass unrelated symbols off as an answer.
-    let unresolved = !named.is_empty() && exact.is_empty();
+    // cannot pass unrelated symbols off as an answer. Unless the task is mostly prose and
+    // its only unresolved names read like product names (macOS, SQLite, PostgreSQL), not
+    // code (RateLimiter, initFormCache, os.path.join, parse_args): then the prose is what
+    // is asked.
+    let strong = named.iter().any(|n| code_like(n));
+    let prose = task.split_whitespace().count() > TASK_NAMES_ONLY_WORDS;
+    let unresolved = !named.is_empty() && exact.is_empty() && (strong || !prose);
     let query = if unresolved {
         // The last part of a qualified name is what is asked for (`os.path.frobnicate`
         // asks for `frobnicate`, not for everything under `os.path`).
@@ -981,6 +938,7 @@ pub async fn minimal_context(
         ranked_cards(
             lexical_client,
             retrieval,
+            dense,
             graph,
             context,
             &query,
@@ -998,7 +956,12 @@ pub async fn minimal_context(
             }
         }
     );
-    let mut found = found?;
+    let ranked = found?;
+    let (degraded, ranked_scores) = (
+        ranked.degraded,
+        scores(ranked.dense_top, ranked.lexical_strength),
+    );
+    let mut found = ranked.cards;
     if unresolved {
         // Ranked on the names alone, hits must still carry one of them (BM25 also
         // matches their parts: `Server` in `FrobnicateServer`).
@@ -1017,7 +980,7 @@ pub async fn minimal_context(
             "entries": [],
             "memory": notes,
             "omitted": [],
-            "provenance": {"legs": ["exact", "name", "vector"]},
+            "provenance": {"legs": ["exact", "name", "vector"], "degraded": degraded, "scores": ranked_scores},
             "tokens": 0
         });
         return finish(AnswerStatus::Ok, answer, max_tokens, &memory_notes_shed()).await;
@@ -1034,6 +997,7 @@ pub async fn minimal_context(
             "entries": [],
             "omitted": [],
             "suggestion": suggestion,
+            "provenance": {"degraded": degraded, "scores": ranked_scores},
             "tokens": 0
         }));
         return Ok(Answer {
@@ -1100,7 +1064,9 @@ pub async fn minimal_context(
             value
         })
         .collect();
-    let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact", "name"]);
+    let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact", "name", "vector"]);
+    answer["provenance"]["degraded"] = Value::from(degraded);
+    answer["provenance"]["scores"] = ranked_scores;
     answer["related"] = Value::from(related);
     if let Some(notes) = notes {
         answer["memory"] = notes;
@@ -1125,6 +1091,22 @@ pub async fn minimal_context(
         ])
         .collect();
     finish(AnswerStatus::Ok, answer, max_tokens, &removable).await
+}
+
+/// Whether a word the task names reads as code: qualified, snake_case, called, or camel
+/// case with two capitalised words (`RateLimiter`) or after a lower-case start
+/// (`initFormCache`); product names (`macOS`, `SQLite`, `PostgreSQL`) have one or none.
+fn code_like(word: &str) -> bool {
+    if word.contains('.') || word.contains("::") || word.contains('_') || word.contains('(') {
+        return true;
+    }
+    let chars: Vec<char> = word.chars().collect();
+    let humps = chars
+        .windows(2)
+        .filter(|pair| pair[0].is_uppercase() && pair[1].is_lowercase())
+        .count();
+    let lower_start = chars.first().is_some_and(|c| c.is_lowercase());
+    humps >= 2 || (lower_start && humps >= 1)
 }
 
 /// The last part of a qualified name: `frobnicate` of `os.path.frobnicate`.
@@ -1394,7 +1376,7 @@ pub async fn code_snippet(
 
 #[cfg(test)]
 mod tests {
-    use super::{identifiers, is_own_member};
+    use super::{code_like, identifiers, is_own_member};
 
     #[test]
     fn identifiers_are_told_from_prose() {
@@ -1412,6 +1394,24 @@ mod tests {
             identifiers("Show me (*Context).Next: how does it advance?"),
             vec!["(*Context).Next"]
         );
+    }
+
+    #[test]
+    fn code_words_are_told_from_product_names() {
+        // One capitalised word and an acronym (`ServeHTTP`) reads like `PostgreSQL`: only
+        // unresolved names are judged, and an existing one resolves exactly anyway.
+        for code in [
+            "RateLimiter",
+            "initFormCache",
+            "os.path.join",
+            "parse_args",
+            "run()",
+        ] {
+            assert!(code_like(code), "{code}");
+        }
+        for product in ["macOS", "SQLite", "PostgreSQL", "JSON", "OAuth"] {
+            assert!(!code_like(product), "{product}");
+        }
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! context-assembler: Orchestrates the retrieval legs and the graph into small, budgeted answers.
 //!
-//! This build answers symbol context, call graphs and code search from the lexical leg
-//! and the graph (code symbols are not embedded: only the exact and name legs apply), and
-//! agent memory (remember, forget, hybrid recall over the lexical and dense legs), and
-//! minimal context for a task, PR context (change impact) and verified code snippets.
+//! It answers symbol context, call graphs, code search and minimal context for a task
+//! (exact lookup, BM25 and the dense leg over code symbol vectors, fused: `ranking`,
+//! `code_vectors`), agent memory (remember, forget, hybrid recall), PR context (change
+//! impact) and verified code snippets.
 
 mod code;
+mod code_vectors;
 mod memory;
+mod ranking;
 
 use codectx_clients::{EmbeddingClient, GraphClient, LexicalClient, PeerConfig, VectorClient};
 use codectx_errors::Error;
@@ -38,7 +40,7 @@ const CAPABILITIES: &[&str] = &[
 ];
 
 /// Configuration: defaults, then the TOML file, then `CODECTX_CONTEXT_ASSEMBLER__*`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub server: ServerConfig,
@@ -60,11 +62,33 @@ impl Default for Config {
     }
 }
 
-/// The `[retrieval]` section: which ranking legs free-text questions use.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+/// The `[retrieval]` section: which ranking legs free-text questions use, and the
+/// floors that decide when code matched nothing.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetrievalConfig {
     pub legs: RetrievalLegs,
+    pub code_floors: CodeFloors,
+}
+
+/// When a code candidate of free text counts as a match (ranking.rs): the dense leg's
+/// cosine similarity, and BM25's score per content word of the query (when the dense
+/// leg is there to judge). Calibrated on `bench/calibration/code.json`; configurable so
+/// the calibration can try others (`codectx bench --code-floors`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct CodeFloors {
+    pub dense: f64,
+    pub lexical: f64,
+}
+
+impl Default for CodeFloors {
+    fn default() -> Self {
+        CodeFloors {
+            dense: ranking::CODE_DENSE_FLOOR,
+            lexical: ranking::LEXICAL_STRENGTH_FLOOR,
+        }
+    }
 }
 
 /// Ranking legs for free text (`search`, `minimal_context`, `recall`). `hybrid` is the
@@ -79,7 +103,7 @@ pub enum RetrievalLegs {
     Hybrid,
     /// Exact identifiers and BM25 only.
     Lexical,
-    /// The dense leg only (code symbols are not embedded, so code questions find nothing).
+    /// The dense leg only (memory entity parts; code symbols by their metadata text).
     Dense,
 }
 
@@ -123,6 +147,8 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
         vectors: VectorClient::connect(&config.peers.vector_gateway)?,
         backfill: memory::Backfill::default(),
         retrieval: config.retrieval.legs,
+        code_floors: config.retrieval.code_floors,
+        code_vectors: code_vectors::CodeVectors::default(),
     };
     Ok(BuiltService {
         name: NAME,
@@ -143,9 +169,23 @@ struct ContextAssembler {
     vectors: VectorClient,
     backfill: memory::Backfill,
     retrieval: RetrievalLegs,
+    code_floors: CodeFloors,
+    code_vectors: code_vectors::CodeVectors,
 }
 
 impl ContextAssembler {
+    fn dense_code(&self) -> ranking::DenseCode {
+        ranking::DenseCode {
+            floors: self.code_floors,
+            vectors: self.code_vectors.clone(),
+            clients: code_vectors::Clients {
+                graph: self.graph.clone(),
+                embedding: self.embedding.clone(),
+                vectors: self.vectors.clone(),
+            },
+        }
+    }
+
     fn legs(&self) -> memory::Legs<'_> {
         memory::Legs {
             graph: &self.graph,
@@ -207,9 +247,11 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         let legs = self.legs();
         // The agent's notes about this repository join the answer when it may read them.
         let memory = context.has_scope(Scope::ReadMemory).then_some(&legs);
+        let dense = self.dense_code();
         let answer = deadline(code::minimal_context(
             &self.lexical,
             self.retrieval,
+            Some(&dense),
             &self.graph,
             memory,
             &context,
@@ -297,9 +339,11 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         let context = from_request(&request)?;
         context.require_scope(Scope::ReadCode)?;
         let message = request.into_inner();
+        let dense = self.dense_code();
         let answer = deadline(code::search(
             &self.lexical,
             self.retrieval,
+            Some(&dense),
             &self.graph,
             &context,
             &message.query,

@@ -214,6 +214,7 @@ async fn embed_and_store(
             vector::UpsertRequest {
                 model: embedded.model,
                 records,
+                scope: vector::VectorScopeKind::Memory as i32,
             },
         )
         .await?;
@@ -223,7 +224,13 @@ async fn embed_and_store(
         .skip(kept)
         .collect();
     legs.vectors
-        .delete(context, vector::DeleteRequest { entity_ids: stale })
+        .delete(
+            context,
+            vector::DeleteRequest {
+                entity_ids: stale,
+                scope: vector::VectorScopeKind::Memory as i32,
+            },
+        )
         .await?;
     Ok(())
 }
@@ -362,6 +369,7 @@ pub async fn forget(legs: &Legs<'_>, context: &TenantContext, name: &str) -> Res
             context,
             vector::DeleteRequest {
                 entity_ids: codectx_core::embedding_text::memory_part_ids(&forgotten.entity_id),
+                scope: vector::VectorScopeKind::Memory as i32,
             },
         )
         .await
@@ -448,6 +456,7 @@ pub async fn recall(
                             model: embedded.model,
                             query: query_vector,
                             limit: limits::CANDIDATES_PER_LEG as u32,
+                            scope: vector::VectorScopeKind::Memory as i32,
                         },
                     )
                     .await

@@ -134,10 +134,31 @@ struct VectorGateway {
     store: Arc<dyn VectorStore>,
 }
 
-fn scope(context: &TenantContext) -> VectorScope {
-    VectorScope {
-        tenant_id: context.tenant_id().to_owned(),
-        namespace: context.namespace().to_owned(),
+/// The scope a request reaches, from the verified context alone, and the permission it
+/// needs: memory is the context's tenant and namespace (`read_memory` to read,
+/// `write_memory` to write); code is the context's graph, shared by every tenant entitled
+/// to it (`read_code` for both: code vectors are derived from the graph's metadata by
+/// context-assembler, the only caller NetworkPolicy lets in).
+fn scope(context: &TenantContext, kind: i32, write: bool) -> Result<VectorScope, Error> {
+    match pb::VectorScopeKind::try_from(kind).unwrap_or(pb::VectorScopeKind::Unspecified) {
+        pb::VectorScopeKind::Code => {
+            context.require_scope(Scope::ReadCode)?;
+            Ok(VectorScope {
+                tenant_id: context.graph_id().to_owned(),
+                namespace: context.graph_id().to_owned(),
+            })
+        }
+        pb::VectorScopeKind::Memory | pb::VectorScopeKind::Unspecified => {
+            context.require_scope(if write {
+                Scope::WriteMemory
+            } else {
+                Scope::ReadMemory
+            })?;
+            Ok(VectorScope {
+                tenant_id: context.tenant_id().to_owned(),
+                namespace: context.namespace().to_owned(),
+            })
+        }
     }
 }
 
@@ -174,8 +195,8 @@ impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
         request: Request<pb::UpsertRequest>,
     ) -> Result<Response<pb::UpsertResponse>, Status> {
         let context = from_request(&request)?;
-        context.require_scope(Scope::WriteMemory)?;
         let message = request.into_inner();
+        let scope = scope(&context, message.scope, true)?;
         let key = collection(message.model)?;
         limits::check_count("records", message.records.len(), MAX_RECORDS, "records")?;
         let mut records = Vec::with_capacity(message.records.len());
@@ -183,7 +204,7 @@ impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
             check_entity_id(&record.entity_id)?;
             records.push((record.entity_id, prepare(&record.values, &key)?));
         }
-        let upserted = self.store.upsert(&scope(&context), &key, &records).await?;
+        let upserted = self.store.upsert(&scope, &key, &records).await?;
         Ok(Response::new(pb::UpsertResponse {
             upserted: upserted as u32,
         }))
@@ -194,13 +215,14 @@ impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
         request: Request<pb::DeleteRequest>,
     ) -> Result<Response<pb::DeleteResponse>, Status> {
         let context = from_request(&request)?;
-        context.require_scope(Scope::WriteMemory)?;
-        let ids = request.into_inner().entity_ids;
+        let message = request.into_inner();
+        let scope = scope(&context, message.scope, true)?;
+        let ids = message.entity_ids;
         limits::check_count("entity_ids", ids.len(), MAX_RECORDS, "ids")?;
         for id in &ids {
             check_entity_id(id)?;
         }
-        let deleted = self.store.delete(&scope(&context), &ids).await?;
+        let deleted = self.store.delete(&scope, &ids).await?;
         Ok(Response::new(pb::DeleteResponse {
             deleted: deleted as u32,
         }))
@@ -211,8 +233,8 @@ impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
         request: Request<pb::NearestRequest>,
     ) -> Result<Response<pb::NearestResponse>, Status> {
         let context = from_request(&request)?;
-        context.require_scope(Scope::ReadMemory)?;
         let message = request.into_inner();
+        let scope = scope(&context, message.scope, false)?;
         let key = collection(message.model)?;
         let query = prepare(&message.query, &key)?;
         let limit = if message.limit == 0 {
@@ -220,7 +242,6 @@ impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
         } else {
             (message.limit as usize).min(limits::CANDIDATES_PER_LEG)
         };
-        let scope = scope(&context);
         let hits = isolate(
             &scope,
             self.store.nearest(&scope, &key, &query, limit).await?,
@@ -234,5 +255,17 @@ impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
                 })
                 .collect(),
         }))
+    }
+
+    async fn list_ids(
+        &self,
+        request: Request<pb::ListIdsRequest>,
+    ) -> Result<Response<pb::ListIdsResponse>, Status> {
+        let context = from_request(&request)?;
+        let message = request.into_inner();
+        let scope = scope(&context, message.scope, false)?;
+        let key = collection(message.model)?;
+        let entity_ids = self.store.ids(&scope, &key, &message.prefix).await?;
+        Ok(Response::new(pb::ListIdsResponse { entity_ids }))
     }
 }

@@ -12,6 +12,8 @@ pub struct UpsertRequest {
     pub model: ::core::option::Option<super::super::embedding::v1::ModelIdentity>,
     #[prost(message, repeated, tag = "2")]
     pub records: ::prost::alloc::vec::Vec<VectorRecord>,
+    #[prost(enumeration = "VectorScopeKind", tag = "3")]
+    pub scope: i32,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct UpsertResponse {
@@ -22,6 +24,8 @@ pub struct UpsertResponse {
 pub struct DeleteRequest {
     #[prost(string, repeated, tag = "1")]
     pub entity_ids: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    #[prost(enumeration = "VectorScopeKind", tag = "2")]
+    pub scope: i32,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct DeleteResponse {
@@ -37,6 +41,8 @@ pub struct NearestRequest {
     /// At most 10.
     #[prost(uint32, tag = "3")]
     pub limit: u32,
+    #[prost(enumeration = "VectorScopeKind", tag = "4")]
+    pub scope: i32,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct VectorHit {
@@ -51,6 +57,53 @@ pub struct NearestResponse {
     #[prost(message, repeated, tag = "1")]
     pub hits: ::prost::alloc::vec::Vec<VectorHit>,
 }
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListIdsRequest {
+    #[prost(message, optional, tag = "1")]
+    pub model: ::core::option::Option<super::super::embedding::v1::ModelIdentity>,
+    #[prost(enumeration = "VectorScopeKind", tag = "2")]
+    pub scope: i32,
+    /// Only ids that start with this (a minted id's prefix and hex digits, or empty).
+    #[prost(string, tag = "3")]
+    pub prefix: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListIdsResponse {
+    #[prost(string, repeated, tag = "1")]
+    pub entity_ids: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+}
+/// Which vectors of the context a request reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[repr(i32)]
+pub enum VectorScopeKind {
+    /// Memory (the default): the context's tenant and namespace.
+    Unspecified = 0,
+    Memory = 1,
+    /// Code: the context's graph.
+    Code = 2,
+}
+impl VectorScopeKind {
+    /// String value of the enum field names used in the ProtoBuf definition.
+    ///
+    /// The values are not transformed in any way and thus are considered stable
+    /// (if the ProtoBuf definition does not change) and safe for programmatic use.
+    pub fn as_str_name(&self) -> &'static str {
+        match self {
+            Self::Unspecified => "VECTOR_SCOPE_KIND_UNSPECIFIED",
+            Self::Memory => "VECTOR_SCOPE_KIND_MEMORY",
+            Self::Code => "VECTOR_SCOPE_KIND_CODE",
+        }
+    }
+    /// Creates an enum from field names used in the ProtoBuf definition.
+    pub fn from_str_name(value: &str) -> ::core::option::Option<Self> {
+        match value {
+            "VECTOR_SCOPE_KIND_UNSPECIFIED" => Some(Self::Unspecified),
+            "VECTOR_SCOPE_KIND_MEMORY" => Some(Self::Memory),
+            "VECTOR_SCOPE_KIND_CODE" => Some(Self::Code),
+            _ => None,
+        }
+    }
+}
 /// Generated client implementations.
 pub mod vector_gateway_service_client {
     #![allow(
@@ -62,9 +115,10 @@ pub mod vector_gateway_service_client {
     )]
     use tonic::codegen::*;
     use tonic::codegen::http::Uri;
-    /// Dense nearest-neighbour search over memory entity vectors. Tenant and namespace come
-    /// only from the verified TenantContext; hits from any other scope are dropped again after
-    /// the backend filter.
+    /// Dense nearest-neighbour search over memory entity vectors and code symbol vectors. The
+    /// scope comes only from the verified TenantContext: memory is the context's tenant and
+    /// namespace; code is the context's graph (shared by every tenant entitled to it). Hits
+    /// from any other scope are dropped again after the backend filter.
     #[derive(Debug, Clone)]
     pub struct VectorGatewayServiceClient<T> {
         inner: tonic::client::Grpc<T>,
@@ -246,6 +300,34 @@ pub mod vector_gateway_service_client {
                 );
             self.inner.unary(req, path, codec).await
         }
+        /// The ids stored in the scope for a model, those starting with a prefix (at most
+        /// 16,384 per call: list a large scope by longer prefixes).
+        pub async fn list_ids(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ListIdsRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListIdsResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/codectx.vector.v1.VectorGatewayService/ListIds",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("codectx.vector.v1.VectorGatewayService", "ListIds"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -281,10 +363,17 @@ pub mod vector_gateway_service_server {
             &self,
             request: tonic::Request<super::NearestRequest>,
         ) -> std::result::Result<tonic::Response<super::NearestResponse>, tonic::Status>;
+        /// The ids stored in the scope for a model, those starting with a prefix (at most
+        /// 16,384 per call: list a large scope by longer prefixes).
+        async fn list_ids(
+            &self,
+            request: tonic::Request<super::ListIdsRequest>,
+        ) -> std::result::Result<tonic::Response<super::ListIdsResponse>, tonic::Status>;
     }
-    /// Dense nearest-neighbour search over memory entity vectors. Tenant and namespace come
-    /// only from the verified TenantContext; hits from any other scope are dropped again after
-    /// the backend filter.
+    /// Dense nearest-neighbour search over memory entity vectors and code symbol vectors. The
+    /// scope comes only from the verified TenantContext: memory is the context's tenant and
+    /// namespace; code is the context's graph (shared by every tenant entitled to it). Hits
+    /// from any other scope are dropped again after the backend filter.
     #[derive(Debug)]
     pub struct VectorGatewayServiceServer<T> {
         inner: Arc<T>,
@@ -530,6 +619,51 @@ pub mod vector_gateway_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = NearestSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/codectx.vector.v1.VectorGatewayService/ListIds" => {
+                    #[allow(non_camel_case_types)]
+                    struct ListIdsSvc<T: VectorGatewayService>(pub Arc<T>);
+                    impl<
+                        T: VectorGatewayService,
+                    > tonic::server::UnaryService<super::ListIdsRequest>
+                    for ListIdsSvc<T> {
+                        type Response = super::ListIdsResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ListIdsRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as VectorGatewayService>::list_ids(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ListIdsSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

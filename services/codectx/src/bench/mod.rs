@@ -83,6 +83,31 @@ pub struct BenchArgs {
     /// `ARM@LEVEL`; the plain arm is the gateway's default level.
     #[arg(long, value_delimiter = ',', value_parser = parse_level)]
     pub levels: Vec<codectx_compress::Level>,
+    /// Code no-match floors to run with instead of the calibrated ones: DENSE,LEXICAL
+    /// (the dense leg's similarity, BM25's score per word); for calibration
+    /// (bench/calibrate-code.py).
+    #[arg(long, value_parser = parse_floors)]
+    pub code_floors: Option<codectx_context_assembler::CodeFloors>,
+    /// Seconds an arm with the dense leg waits for each repository's code vectors to be
+    /// complete before measuring (0: measure while they build, for a quick smoke).
+    #[arg(long, default_value_t = 1_200, value_name = "SECONDS")]
+    pub wait_for_vectors: u64,
+}
+
+fn parse_floors(text: &str) -> Result<codectx_context_assembler::CodeFloors, String> {
+    let (dense, lexical) = text
+        .split_once(',')
+        .ok_or_else(|| format!("{text:?}: give DENSE,LEXICAL, e.g. 0.35,1.5"))?;
+    let number = |value: &str| {
+        value
+            .trim()
+            .parse::<f64>()
+            .map_err(|e| format!("{value:?}: {e}"))
+    };
+    Ok(codectx_context_assembler::CodeFloors {
+        dense: number(dense)?,
+        lexical: number(lexical)?,
+    })
 }
 
 fn parse_level(text: &str) -> Result<codectx_compress::Level, String> {
@@ -426,6 +451,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
             },
             oidc: Default::default(),
             model_directory: args.models.clone(),
+            code_floors: args.code_floors,
             ..StackOptions::ephemeral(args.data.clone())
         })
         .await?;
@@ -460,12 +486,45 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
         }
         let client = McpClient::connect(&url, &api_key).await?;
         // Not measured: the first code query of a repository loads its lexical index
-        // (streamed from graph-hydrator), a one-time cost per corpus version.
+        // (streamed from graph-hydrator), a one-time cost per corpus version; and the
+        // graph's code vectors are built by the requests that need them, so the arms
+        // with the dense leg wait until every symbol is embedded (an answer says
+        // `code vectors building` until then) and every run measures the same thing.
         for repo in &workload.repos {
             let mut arguments = Map::new();
             arguments.insert("repository".into(), Value::from(repo.key.clone()));
             arguments.insert("query".into(), Value::from("main"));
-            let _ = client.call("search", &arguments).await;
+            arguments.insert("compression".into(), Value::from("off"));
+            arguments.insert("fresh".into(), Value::Bool(true));
+            let began = std::time::Instant::now();
+            let mut reported = began;
+            loop {
+                let building = match client.call("search", &arguments).await {
+                    Ok(outcome) => outcome
+                        .text
+                        .lines()
+                        .find(|line| line.contains("code vectors"))
+                        .map(str::to_owned),
+                    Err(_) => None,
+                };
+                let Some(building) = building.filter(|_| arm.legs().dense()) else {
+                    break;
+                };
+                if began.elapsed() >= Duration::from_secs(args.wait_for_vectors) {
+                    warnings.push(format!(
+                        "{}: {}: the code vectors were not complete after {} s ({building}); the dense leg answered from part of them",
+                        arm.name(),
+                        repo.key,
+                        args.wait_for_vectors
+                    ));
+                    break;
+                }
+                if reported.elapsed() > Duration::from_secs(15) {
+                    eprintln!("{}: {}: {}", arm.name(), repo.key, building.trim());
+                    reported = std::time::Instant::now();
+                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
         }
         client.close().await;
         let levels = std::iter::once(None).chain(args.levels.iter().copied().map(Some));

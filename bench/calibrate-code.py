@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Chooses the code no-match floors (DENSE,LEXICAL) on the labelled calibration set
+bench/calibration/code.json, never on the task workloads they are judged by.
+
+For each pair of a grid it runs `codectx bench --workload bench/calibration/code.json
+--mode task --code-floors DENSE,LEXICAL` on the hybrid arm and counts the tasks answered
+right: the labelled symbol and file among the returned entries, or `not_found` for a
+task with no answer. Prints a table and the best pair: the most right answers; among
+pairs as good, the one that answers more of the tasks that have an answer (most of an
+agent's tasks do), then the lowest floors.
+
+  bench/calibrate-code.py --codectx target/debug/codectx --corpus ~/.cache/codectx/corpus
+"""
+
+import argparse
+import json
+import pathlib
+import subprocess
+import sys
+
+REPOS = {
+    "logrus": "go/logrus-v1.9.3",
+    "click": "python/click-8.1.7",
+    "commander": "npm/commander-12.1.0",
+    "semver": "crate/semver-1.0.23",
+}
+
+
+def run(args, dense, lexical):
+    out = pathlib.Path(args.out) / f"d{dense}-l{lexical}"
+    command = [args.codectx, "bench", "--workload", "bench/calibration/code.json",
+               "--arms", "hybrid", "--mode", "task", "--code-floors", f"{dense},{lexical}",
+               "--data", args.data, "--out", str(out)]
+    for key, path in REPOS.items():
+        command += ["--repo", f"{key}={pathlib.Path(args.corpus).expanduser() / path}"]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    report = json.loads((out / "code-calibration-v1.json").read_text())
+    passed = {"found": 0, "none": 0}
+    total = {"found": 0, "none": 0}
+    for question in report["questions"]:
+        if question["arm"] != "hybrid":
+            continue
+        kind = "none" if question.get("expected_result") == "none" or question.get("category") == "no_match" else "found"
+        total[kind] += 1
+        passed[kind] += bool(question["passed"])
+    return passed, total
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--codectx", default="target/debug/codectx")
+    parser.add_argument("--corpus", default="~/.cache/codectx/corpus")
+    parser.add_argument("--data", default=".codectx-bench/calibration-data")
+    parser.add_argument("--out", default=".codectx-bench/calibration")
+    parser.add_argument("--dense", default="0.30,0.35,0.40,0.45")
+    parser.add_argument("--lexical", default="0,0.8,1.0,1.2")
+    args = parser.parse_args()
+    rows = []
+    for dense in [float(x) for x in args.dense.split(",")]:
+        for lexical in [float(x) for x in args.lexical.split(",")]:
+            passed, total = run(args, dense, lexical)
+            right = passed["found"] + passed["none"]
+            rows.append((right, dense, lexical, passed, total))
+            print(f"| {dense:.2f} | {lexical:.2f} | {right}/{total['found'] + total['none']} "
+                  f"| {passed['found']}/{total['found']} | {passed['none']}/{total['none']} |", flush=True)
+    best = max(rows, key=lambda r: (r[0], r[3]["found"], -r[1], -r[2]))
+    print(f"best: dense {best[1]:.2f}, lexical {best[2]:.2f}: {best[0]} right")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

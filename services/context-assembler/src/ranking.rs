@@ -1,0 +1,265 @@
+//! Ranking code for free text (`search`, `minimal_context`): identifiers already resolved
+//! and the lexical leg's exact matches first, then BM25 and the dense leg fused by RRF
+//! (k = 60, DESIGN.md section 2), hydrated (ids the graph no longer has are dropped).
+//! The two ranked legs run concurrently; the dense leg has 2 s and any failure falls back
+//! to the lexical leg, named in `degraded`.
+//!
+//! Whether anything matched at all is decided here too: without an exact match, a
+//! candidate needs the dense leg's similarity at or above [`CODE_DENSE_FLOOR`], or BM25
+//! evidence at or above [`LEXICAL_STRENGTH_FLOOR`] per word of the query, so a task about
+//! something the code does not have answers `not_found` instead of the nearest symbols
+//! (both floors from `bench/calibration/code.json`: docs/BENCHMARKS.md).
+
+use std::time::Duration;
+
+use codectx_assemble::{Leg, fuse};
+use codectx_clients::{GraphClient, LexicalClient};
+use codectx_core::limits;
+use codectx_errors::Error;
+use codectx_proto::graph::v1 as graph;
+use codectx_proto::lexical::v1 as lexical;
+use codectx_tenant::TenantContext;
+
+use crate::RetrievalLegs;
+use crate::code_vectors::{self, Clients, CodeVectors, Readiness};
+
+/// Cosine similarity below which a code dense hit is not a match.
+pub const CODE_DENSE_FLOOR: f64 = 0.35;
+/// BM25 score per content word of the query below which a lexical candidate is not a
+/// match when the dense leg is there to judge the meaning.
+///
+/// Both from `bench/calibrate-code.py` on `bench/calibration/code.json` (112 tasks over
+/// logrus, click, commander and semver, 44 without an answer): the most right answers
+/// over a grid, 72 of 112 (46 of 68 found, 26 of 44 not_found); dense floors 0.35 to 0.40
+/// tied, and the tie goes to the one answering more of the tasks that have an answer;
+/// lexical floors from 2.0 up tied (BM25 alone rarely knows better than the dense leg
+/// on plain language), and the tie goes to the lowest (docs/BENCHMARKS.md).
+pub const LEXICAL_STRENGTH_FLOOR: f64 = 2.0;
+
+/// The dense leg for code, when the assembler has one.
+#[derive(Clone)]
+pub struct DenseCode {
+    pub floors: crate::CodeFloors,
+    pub vectors: CodeVectors,
+    pub clients: Clients,
+}
+
+/// Ranked cards with what the legs saw.
+#[derive(Debug, Default)]
+pub struct Ranked {
+    pub cards: Vec<(graph::SymbolCard, Vec<String>)>,
+    /// Legs that failed or are not complete (`vector: ...`).
+    pub degraded: Vec<String>,
+    /// The dense leg's best similarity (before the floor), when it ran.
+    pub dense_top: Option<f64>,
+    /// The lexical leg's best BM25 score per content word of the query.
+    pub lexical_strength: Option<f64>,
+}
+
+/// The words of a query that BM25 looks up (function words are not).
+fn content_words(query: &str) -> usize {
+    let mut words: Vec<String> = codectx_lexical::tokenize(query)
+        .into_iter()
+        .filter(|w| !codectx_lexical::is_stop_word(w))
+        .collect();
+    words.sort();
+    words.dedup();
+    words.len()
+}
+
+/// Ranks code for free text: `exact` ids (identifiers already resolved) first, then the
+/// lexical leg's exact matches, then BM25 and the dense leg fused by RRF, hydrated.
+#[allow(clippy::too_many_arguments)]
+pub async fn ranked_cards(
+    lexical_client: &LexicalClient,
+    retrieval: RetrievalLegs,
+    dense: Option<&DenseCode>,
+    graph: &GraphClient,
+    context: &TenantContext,
+    query: &str,
+    kinds: Vec<String>,
+    limit: usize,
+    mut exact: Vec<String>,
+) -> Result<Ranked, Error> {
+    let lexical_leg = async {
+        if !retrieval.lexical() {
+            return Ok(lexical::CandidateList::default());
+        }
+        lexical_client
+            .rank(
+                context,
+                lexical::RankRequest {
+                    scope: lexical::ScopeKind::Code as i32,
+                    query: query.into(),
+                    limit: limits::CANDIDATES_PER_LEG as u32,
+                    kinds: kinds.clone(),
+                },
+            )
+            .await
+    };
+    let dense_leg = async {
+        let Some(dense) = dense.filter(|_| retrieval.dense()) else {
+            return (None, Ok(Vec::new()));
+        };
+        let readiness = dense.vectors.advance(&dense.clients, context);
+        if readiness == Readiness::Starting {
+            return (Some(readiness), Ok(Vec::new()));
+        }
+        let found = tokio::time::timeout(
+            Duration::from_secs(limits::DENSE_LEG_DEADLINE_SECONDS),
+            code_vectors::nearest(&dense.vectors, &dense.clients, context, query, 0.0),
+        )
+        .await
+        .map_err(|_| Error::unavailable("dense leg timed out after 2 s"))
+        .and_then(|found| found);
+        (Some(readiness), found)
+    };
+    let (lexical_result, (readiness, dense_result)) = tokio::join!(lexical_leg, dense_leg);
+    let ranked = lexical_result?;
+    let mut out = Ranked::default();
+    if let Some(note) = readiness.as_ref().and_then(Readiness::note) {
+        out.degraded.push(note);
+    }
+    let dense_hits: Vec<(String, f64)> = match dense_result {
+        Ok(hits) => hits,
+        Err(error) => {
+            codectx_telemetry::record_fallback(codectx_telemetry::FallbackLeg::Vector);
+            out.degraded.push(format!("vector: {}", error.message()));
+            Vec::new()
+        }
+    };
+    out.dense_top = dense_hits.first().map(|(_, score)| *score);
+    let named: Vec<String> = ranked
+        .candidates
+        .iter()
+        .filter(|c| !c.exact)
+        .map(|c| c.entity_id.clone())
+        .collect();
+    let words = content_words(query).max(1) as f64;
+    out.lexical_strength = ranked
+        .candidates
+        .iter()
+        .filter(|c| !c.exact)
+        .map(|c| c.score / words)
+        .reduce(f64::max);
+    for candidate in ranked.candidates.iter().filter(|c| c.exact) {
+        if !exact.contains(&candidate.entity_id) {
+            exact.push(candidate.entity_id.clone());
+        }
+    }
+    let floors = dense.map(|d| d.floors).unwrap_or_default();
+    let similar: Vec<String> = dense_hits
+        .iter()
+        .filter(|(_, score)| *score >= floors.dense)
+        .map(|(id, _)| id.clone())
+        .collect();
+    // Nothing exact: the ranked legs must show evidence, or there is no match. When the
+    // dense leg could judge (it ran, complete or not), lexical words alone must be strong
+    // enough; without it, BM25 stands alone as before.
+    let dense_judged = readiness.is_some() && out.dense_top.is_some();
+    // Each BM25 candidate on its own evidence: a candidate that matched only a generic
+    // word of the task is not one.
+    let named: Vec<String> = if dense_judged {
+        ranked
+            .candidates
+            .iter()
+            .filter(|c| !c.exact && c.score / words >= floors.lexical)
+            .map(|c| c.entity_id.clone())
+            .collect()
+    } else {
+        named
+    };
+    let fused = fuse(
+        &exact,
+        &[(Leg::Name, named), (Leg::Vector, similar)],
+        limits::CANDIDATES_PER_LEG,
+    );
+    let ids: Vec<String> = fused.iter().map(|f| f.id.clone()).collect();
+    let mut cards = graph
+        .get_symbol_cards(context, graph::GetSymbolCardsRequest { ids })
+        .await?
+        .cards;
+    // Production code before tests, unless the query is about tests: a developer opens
+    // the code a task describes first (exact matches keep their place).
+    let mut fused = fused;
+    if !mentions_tests(query) {
+        let is_test = |id: &str| {
+            cards.iter().find(|c| c.id == id).is_some_and(|c| {
+                c.span.as_ref().is_some_and(|s| is_test_path(&s.path)) || is_test_name(&c.name)
+            })
+        };
+        let (exact_first, ranked): (Vec<_>, Vec<_>) = fused.into_iter().partition(|f| f.exact);
+        let (production, tests): (Vec<_>, Vec<_>) =
+            ranked.into_iter().partition(|f| !is_test(&f.id));
+        fused = exact_first
+            .into_iter()
+            .chain(production)
+            .chain(tests)
+            .collect();
+    }
+    for candidate in &fused {
+        // Candidates the graph no longer has are dropped, never shown from search data.
+        let Some(position) = cards.iter().position(|c| c.id == candidate.id) else {
+            continue;
+        };
+        // The dense leg does not filter by kind; the lexical leg did.
+        if !kinds.is_empty() && !kinds.contains(&cards[position].kind) {
+            continue;
+        }
+        if out.cards.len() >= limit {
+            break;
+        }
+        let legs = candidate
+            .legs
+            .iter()
+            .map(|l| format!("{l:?}").to_lowercase())
+            .collect();
+        out.cards.push((cards.swap_remove(position), legs));
+    }
+    Ok(out)
+}
+
+/// Whether a query asks about tests (then tests are not put after production code).
+fn mentions_tests(query: &str) -> bool {
+    codectx_lexical::tokenize(query).iter().any(|word| {
+        matches!(
+            word.as_str(),
+            "test"
+                | "tests"
+                | "testing"
+                | "tested"
+                | "spec"
+                | "specs"
+                | "benchmark"
+                | "benchmarks"
+                | "fixture"
+                | "fixtures"
+                | "mock"
+                | "mocks"
+        )
+    })
+}
+
+/// Test files by the common conventions: `*_test.go`, `test_*.py`, `*_test.py`,
+/// `*.test.js`, `*.spec.ts`, `tests/`, `test/`, `__tests__/`, `testdata/`.
+fn is_test_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let file = lower.rsplit('/').next().unwrap_or(&lower);
+    lower.split('/').any(|part| {
+        matches!(
+            part,
+            "test" | "tests" | "__tests__" | "testdata" | "spec" | "specs"
+        )
+    }) || file.starts_with("test_")
+        || file.contains("_test.")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+        || file.contains("_spec.")
+}
+
+/// Test functions by name (`TestParse`, `test_parse`, `BenchmarkParse`).
+fn is_test_name(name: &str) -> bool {
+    name.starts_with("Test") && name[4..].starts_with(|c: char| c.is_uppercase() || c == '_')
+        || name.starts_with("test_")
+        || name.starts_with("Benchmark") && name[9..].starts_with(char::is_uppercase)
+}
