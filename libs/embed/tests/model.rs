@@ -69,7 +69,7 @@ fn deterministic_normalized_and_independent_of_batching() {
         let norm: f32 = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-4, "{norm}");
     }
-    // Padding in a batch must not change a short text's embedding.
+    // Other texts in the same call must not change a text's embedding.
     let alone = model.embed(&texts(&["a"])).unwrap();
     assert!(
         cosine(&alone[0], &batch[0]) > 0.9999,

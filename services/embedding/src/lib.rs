@@ -50,7 +50,7 @@ pub struct ModelConfig {
     pub directory: String,
     /// ONNX Runtime library; empty: `ORT_DYLIB_PATH`, else `<directory>/libonnxruntime.so.1.32.0`.
     pub runtime: String,
-    /// Texts per model run when batching concurrent requests.
+    /// Texts per call to the model when batching concurrent requests.
     pub max_batch: usize,
     /// How long a batch waits for more requests, in microseconds.
     pub batch_wait_us: u64,
@@ -157,7 +157,7 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
     })
 }
 
-/// Collects concurrent requests into one model run of at most `max_batch` texts.
+/// Collects concurrent requests into one call to the model of at most `max_batch` texts.
 async fn batcher(
     embedder: Arc<Embedder>,
     mut receiver: mpsc::Receiver<Job>,
