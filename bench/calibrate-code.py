@@ -9,7 +9,9 @@ task with no answer. Prints a table and the best pair: the most right answers; a
 pairs as good, the one that answers more of the tasks that have an answer (most of an
 agent's tasks do), then the lowest floors.
 
-  bench/calibrate-code.py --codectx target/debug/codectx --corpus ~/.cache/codectx/corpus
+  bench/calibrate-code.py --codectx target/release/codectx --corpus ~/.cache/codectx/corpus
+
+(`make bench-calibrate-code`.)
 """
 
 import argparse
@@ -53,7 +55,7 @@ def main():
     parser.add_argument("--data", default=".codectx-bench/calibration-data")
     parser.add_argument("--out", default=".codectx-bench/calibration")
     parser.add_argument("--dense", default="0.30,0.35,0.40,0.45")
-    parser.add_argument("--lexical", default="0,0.8,1.0,1.2")
+    parser.add_argument("--lexical", default="1.2,1.6,2.0,2.5")
     args = parser.parse_args()
     rows = []
     for dense in [float(x) for x in args.dense.split(",")]:
@@ -61,10 +63,10 @@ def main():
             passed, total = run(args, dense, lexical)
             right = passed["found"] + passed["none"]
             rows.append((right, dense, lexical, passed, total))
-            print(f"| {dense:.2f} | {lexical:.2f} | {right}/{total['found'] + total['none']} "
+            print(f"| {dense:.3f} | {lexical:.2f} | {right}/{total['found'] + total['none']} "
                   f"| {passed['found']}/{total['found']} | {passed['none']}/{total['none']} |", flush=True)
     best = max(rows, key=lambda r: (r[0], r[3]["found"], -r[1], -r[2]))
-    print(f"best: dense {best[1]:.2f}, lexical {best[2]:.2f}: {best[0]} right")
+    print(f"best: dense {best[1]:.3f}, lexical {best[2]:.2f}: {best[0]} right")
 
 
 if __name__ == "__main__":

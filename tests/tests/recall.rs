@@ -205,6 +205,53 @@ async fn hybrid_recall_remember_and_forget() {
         .unwrap();
     assert_eq!(answer.status(), AnswerStatus::NotFound, "{}", answer.json);
 
+    // A fact's value answers with its subject entity and that fact, never as an entry of
+    // its own.
+    let answer = assembler
+        .recall(&context_a, recall("eu-west-1"))
+        .await
+        .unwrap();
+    let value = parse(&answer);
+    assert_eq!(value["entries"][0]["name"], "Payments service", "{value}");
+    assert!(
+        value["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["name"] != "eu-west-1"),
+        "{value}"
+    );
+
+    // Superseded: the old value is findable by nothing, the new one finds its subject.
+    let answer = assembler
+        .remember(
+            &context_a,
+            remember(
+                "Payments service",
+                "service",
+                &[],
+                &[("deploys_to", "ap-south-1")],
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), AnswerStatus::Ok);
+    let answer = assembler
+        .recall(&context_a, recall("eu-west-1"))
+        .await
+        .unwrap();
+    assert!(
+        !answer.json.contains("eu-west-1"),
+        "a superseded value was returned: {}",
+        answer.json
+    );
+    let answer = assembler
+        .recall(&context_a, recall("ap-south-1"))
+        .await
+        .unwrap();
+    let value = parse(&answer);
+    assert_eq!(value["entries"][0]["name"], "Payments service", "{value}");
+
     // Forget: gone from both legs; forgetting again is not found.
     let answer = assembler
         .forget(

@@ -912,11 +912,9 @@ pub async fn minimal_context(
     let max_tokens =
         limits::normalize_max_tokens(max_tokens, limits::DEFAULT_TOKENS_MINIMAL_CONTEXT);
     let named = identifiers(task);
-    let exact = if retrieval.lexical() {
-        resolve_identifiers(graph, context, &named, &[]).await?
-    } else {
-        Vec::new()
-    };
+    // Whether the names exist decides what is asked in every arm; only the exact leg
+    // answers with them.
+    let resolved = resolve_identifiers(graph, context, &named, &[]).await?;
     // A task that names identifiers none of which exists asks about those names, not
     // about its other words: rank by the names alone, so prose ("where is the function")
     // cannot pass unrelated symbols off as an answer. Unless the task is mostly prose and
@@ -925,7 +923,12 @@ pub async fn minimal_context(
     // is asked.
     let strong = named.iter().any(|n| code_like(n));
     let prose = task.split_whitespace().count() > TASK_NAMES_ONLY_WORDS;
-    let unresolved = !named.is_empty() && exact.is_empty() && (strong || !prose);
+    let unresolved = !named.is_empty() && resolved.is_empty() && (strong || !prose);
+    let exact = if retrieval.exact() {
+        resolved
+    } else {
+        Vec::new()
+    };
     let query = if unresolved {
         // The last part of a qualified name is what is asked for (`os.path.frobnicate`
         // asks for `frobnicate`, not for everything under `os.path`).

@@ -103,17 +103,43 @@ pub enum RetrievalLegs {
     Hybrid,
     /// Exact identifiers and BM25 only.
     Lexical,
+    /// Exact identifiers only (names and aliases as written, qualified names).
+    Exact,
+    /// BM25 only (no exact identifier match is taken as one).
+    Bm25,
     /// The dense leg only (memory entity parts; code symbols by their metadata text).
     Dense,
 }
 
 impl RetrievalLegs {
+    /// Whether the lexical ranker is asked at all (for its exact or its BM25 matches).
     pub fn lexical(self) -> bool {
-        matches!(self, RetrievalLegs::Hybrid | RetrievalLegs::Lexical)
+        self.exact() || self.bm25()
+    }
+
+    /// Whether identifiers resolve exactly (the exact leg).
+    pub fn exact(self) -> bool {
+        matches!(
+            self,
+            RetrievalLegs::Hybrid | RetrievalLegs::Lexical | RetrievalLegs::Exact
+        )
+    }
+
+    /// Whether BM25 candidates count.
+    pub fn bm25(self) -> bool {
+        matches!(
+            self,
+            RetrievalLegs::Hybrid | RetrievalLegs::Lexical | RetrievalLegs::Bm25
+        )
     }
 
     pub fn dense(self) -> bool {
         matches!(self, RetrievalLegs::Hybrid | RetrievalLegs::Dense)
+    }
+
+    /// Whether a lexical candidate belongs to these legs (`exact` says which leg found it).
+    pub fn keeps(self, exact: bool) -> bool {
+        if exact { self.exact() } else { self.bm25() }
     }
 }
 
@@ -429,5 +455,21 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         }
         let answer = deadline(memory::forget(&self.legs(), &context, &name)).await?;
         Ok(respond(answer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RetrievalLegs;
+
+    #[test]
+    fn each_arm_keeps_only_its_own_legs() {
+        let keeps = |legs: RetrievalLegs| (legs.keeps(true), legs.keeps(false), legs.dense());
+        assert_eq!(keeps(RetrievalLegs::Hybrid), (true, true, true));
+        assert_eq!(keeps(RetrievalLegs::Lexical), (true, true, false));
+        assert_eq!(keeps(RetrievalLegs::Exact), (true, false, false));
+        assert_eq!(keeps(RetrievalLegs::Bm25), (false, true, false));
+        assert_eq!(keeps(RetrievalLegs::Dense), (false, false, true));
+        assert!(!RetrievalLegs::Dense.lexical());
     }
 }

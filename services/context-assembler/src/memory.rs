@@ -31,8 +31,8 @@ pub const NOTICE: &str =
 /// nobody remembered could never come back empty. Calibrated on a labelled set apart
 /// from the memory workload (`codectx bench calibrate`, bench/calibration/memory.json:
 /// 224 queries, 43% with no answer; one vector for the names and one per fact, an
-/// entity scoring its best part): 0.45 answered 82.1% right; one text of names and
-/// facts did best at 0.375 (77.7%), names alone at 0.475 (64.3%) (docs/BENCHMARKS.md).
+/// entity scoring its best part): 0.45 answered 82.6% right; one text of names and
+/// facts did best at 0.4 (76.3%), names alone at 0.45 (64.3%) (docs/BENCHMARKS.md).
 pub const DENSE_MIN_SIMILARITY: f64 = 0.45;
 
 pub struct Legs<'a> {
@@ -466,7 +466,8 @@ pub async fn recall(
         .map_err(|_| Error::unavailable("dense leg timed out after 2 s"))?
     };
     let (lexical_result, dense_result) = tokio::join!(lexical_leg, dense_leg);
-    let ranked = lexical_result?;
+    let mut ranked = lexical_result?;
+    ranked.candidates.retain(|c| legs.retrieval.keeps(c.exact));
     let mut degraded = Vec::new();
     let dense: Vec<String> = match dense_result {
         Ok(found) => {

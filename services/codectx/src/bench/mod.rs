@@ -3,12 +3,13 @@
 //! context reduction, evidence coverage and latency, per question and from summed counts.
 //!
 //! Arms: `raw` (the baseline files an agent would read, computed from the checkout),
-//! and one stack per retrieval arm (`hybrid`, the product; `lexical`; `dense`), each run
-//! in call mode (the question's own tool call) and task mode (`minimal_context` with the
-//! question). Load mode replays the workload from N concurrent MCP clients on the hybrid
-//! stack and reads each service's own latency histogram. Session mode (bench/SESSIONS.md,
-//! [`session`]) runs a workload's sessions on the hybrid stack, each in one MCP session
-//! and call by call in isolated ones.
+//! and one stack per retrieval arm (`hybrid`, the product; the ablations `lexical`,
+//! `exact`, `bm25` and `dense`, one leg or two each), each run in call mode (the
+//! question's own tool call) and task mode (`minimal_context` with the question). Load
+//! mode replays the workload from N concurrent MCP clients on the hybrid stack and reads
+//! each service's own latency histogram. Session mode (bench/SESSIONS.md, [`session`])
+//! runs a workload's sessions on the hybrid stack, each in one MCP session and call by
+//! call in isolated ones.
 
 pub mod calibrate;
 pub mod client;
@@ -162,6 +163,10 @@ pub enum Arm {
     Hybrid,
     /// Exact lookup and BM25 only.
     Lexical,
+    /// Exact lookup only.
+    Exact,
+    /// BM25 only.
+    Bm25,
     /// The dense leg only.
     Dense,
 }
@@ -171,6 +176,8 @@ impl Arm {
         match self {
             Arm::Hybrid => RetrievalLegs::Hybrid,
             Arm::Lexical => RetrievalLegs::Lexical,
+            Arm::Exact => RetrievalLegs::Exact,
+            Arm::Bm25 => RetrievalLegs::Bm25,
             Arm::Dense => RetrievalLegs::Dense,
         }
     }
@@ -179,6 +186,8 @@ impl Arm {
         match self {
             Arm::Hybrid => "hybrid",
             Arm::Lexical => "lexical",
+            Arm::Exact => "exact",
+            Arm::Bm25 => "bm25",
             Arm::Dense => "dense",
         }
     }
