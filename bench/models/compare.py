@@ -20,8 +20,9 @@ model's query prefix). Reported: how often the labelled symbol ranks first, in t
 on the top similarity answers right (the labelled symbol in the top 8 above the floor, or
 nothing above it for a task with no answer), at the best floor for that model.
 Memory: each entity embedded as its parts (names; one text per fact), the same right or
-wrong count over the 224 labelled queries. Speed: symbol texts per second (batches of 64,
-two threads) and one query's embedding time, on this machine.
+wrong count over the 224 labelled queries. Speed: symbol texts per second (one text per
+model run, as libs/embed runs them: a dynamically quantized model couples the texts of a
+padded batch; two threads) and one query's embedding time, on this machine.
 
   make bench-models      (fetches the candidates into ~/.cache/codectx/models-eval)
 """
@@ -137,6 +138,10 @@ def fetch(name, work):
     return onnx, tokenizers[0]
 
 
+# Texts per model run: one, as the service embeds them (libs/embed/src/lib.rs).
+BATCH = 1
+
+
 def encoder(name, model, tokenizer_file):
     _, _, pooling, query_prefix, passage_prefix = CANDIDATES[name]
     tokenizer = Tokenizer.from_file(str(tokenizer_file))
@@ -148,8 +153,8 @@ def encoder(name, model, tokenizer_file):
 
     def embed(texts, prefix):
         out = []
-        for at in range(0, len(texts), 64):
-            encoded = [tokenizer.encode(prefix + t) for t in texts[at:at + 64]]
+        for at in range(0, len(texts), BATCH):
+            encoded = [tokenizer.encode(prefix + t) for t in texts[at:at + BATCH]]
             width = max(len(e.ids) for e in encoded)
             ids = np.zeros((len(encoded), width), dtype=np.int64)
             mask = np.zeros_like(ids)
