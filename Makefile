@@ -76,7 +76,7 @@ bench-tasks: models corpus ## Plain-language task workloads (cobra, flask, axios
 	$(BENCH) --workload bench/workloads/tasks-itertools.json --repo itertools=$(CORPUS)/crate/itertools-0.13.0 --arms hybrid,lexical,exact,bm25,dense --mode task
 
 .PHONY: bench-calibrate-code
-bench-calibrate-code: models corpus ## Choose the code no-match floors (dense, BM25) on the labelled set bench/calibration/code.json
+bench-calibrate-code: models corpus ## Choose the code no-match floors (dense, BM25) and the weak BM25 weight on the labelled sets bench/calibration/code*.json
 	$(CARGO) build --release -q -p codectx --bin codectx
 	bench/calibrate-code.py --codectx $${CARGO_TARGET_DIR:-target}/release/codectx --corpus $(CORPUS)
 

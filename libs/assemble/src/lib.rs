@@ -34,6 +34,16 @@ pub struct Fused {
 /// then the rest by fused score; ties break by id. Duplicates across legs merge into one
 /// entity with every leg that found it.
 pub fn fuse(exact: &[String], legs: &[(Leg, Vec<String>)], limit: usize) -> Vec<Fused> {
+    let weighted: Vec<(Leg, &[String], f64)> = legs
+        .iter()
+        .map(|(leg, ids)| (*leg, ids.as_slice(), 1.0))
+        .collect();
+    fuse_weighted(exact, &weighted, limit)
+}
+
+/// [`fuse`] with a weight per leg: a candidate's score from a leg is
+/// weight / (k + rank). A weight of 1 is plain RRF.
+pub fn fuse_weighted(exact: &[String], legs: &[(Leg, &[String], f64)], limit: usize) -> Vec<Fused> {
     let mut fused: HashMap<&str, Fused> = HashMap::new();
     let mut order: Vec<&str> = Vec::new();
     for (rank, id) in exact.iter().enumerate() {
@@ -51,7 +61,7 @@ pub fn fuse(exact: &[String], legs: &[(Leg, Vec<String>)], limit: usize) -> Vec<
             entry.legs.push(Leg::Exact);
         }
     }
-    for (leg, ids) in legs {
+    for (leg, ids, weight) in legs {
         let mut seen = std::collections::HashSet::new();
         for (rank, id) in ids.iter().filter(|id| seen.insert(id.as_str())).enumerate() {
             let entry = fused.entry(id.as_str()).or_insert_with(|| {
@@ -63,7 +73,7 @@ pub fn fuse(exact: &[String], legs: &[(Leg, Vec<String>)], limit: usize) -> Vec<
                     exact: false,
                 }
             });
-            entry.score += 1.0 / (limits::RRF_K + rank as f64 + 1.0);
+            entry.score += weight / (limits::RRF_K + rank as f64 + 1.0);
             if !entry.legs.contains(leg) {
                 entry.legs.push(*leg);
             }
@@ -261,6 +271,28 @@ mod tests {
         assert!((fused[1].score - (1.0 / 61.0 + 1.0 / 62.0)).abs() < 1e-12);
         assert!(fused[0].exact);
         assert_eq!(fuse(&[], &[(Leg::Name, ids(&["a", "b", "c"]))], 2).len(), 2);
+    }
+
+    #[test]
+    fn a_light_leg_reorders_and_does_not_displace() {
+        let dense = ids(&["a", "b", "c"]);
+        let lexical = ids(&["x", "c"]);
+        // Half weight: the lexical leg lifts what both found, its own best comes last.
+        let fused = fuse_weighted(
+            &[],
+            &[(Leg::Vector, &dense, 1.0), (Leg::Name, &lexical, 0.5)],
+            10,
+        );
+        let order: Vec<&str> = fused.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(order, ["c", "a", "b", "x"]);
+        // Full weight is plain RRF: the lexical leg's best ties the dense leg's.
+        let plain = fuse(
+            &[],
+            &[(Leg::Vector, dense.clone()), (Leg::Name, lexical.clone())],
+            10,
+        );
+        assert_eq!(plain[0].id, "c");
+        assert_eq!(plain[1].score, plain[2].score);
     }
 
     #[test]

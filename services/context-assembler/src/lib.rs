@@ -80,6 +80,9 @@ pub struct RetrievalConfig {
 pub struct CodeFloors {
     pub dense: f64,
     pub lexical: f64,
+    /// The weight of BM25's list in the fusion when the dense leg matched and BM25 is
+    /// under its floor (0: not fused; 1: plain RRF).
+    pub lexical_weight: f64,
 }
 
 impl Default for CodeFloors {
@@ -87,6 +90,7 @@ impl Default for CodeFloors {
         CodeFloors {
             dense: ranking::CODE_DENSE_FLOOR,
             lexical: ranking::LEXICAL_STRENGTH_FLOOR,
+            lexical_weight: ranking::WEAK_LEXICAL_WEIGHT,
         }
     }
 }

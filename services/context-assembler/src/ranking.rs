@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use codectx_assemble::{Leg, fuse};
+use codectx_assemble::{Leg, fuse_weighted};
 use codectx_clients::{GraphClient, LexicalClient};
 use codectx_core::limits;
 use codectx_errors::Error;
@@ -43,6 +43,14 @@ pub const CODE_DENSE_FLOOR: f64 = 0.37;
 /// language), and the tie goes to the lowest. A joint floor (both legs together a match
 /// when each is too weak alone) answered at best 76 (docs/BENCHMARKS.md).
 pub const LEXICAL_STRENGTH_FLOOR: f64 = 2.0;
+/// The weight of a weak BM25 list (under [`LEXICAL_STRENGTH_FLOOR`]) in the fusion when
+/// the dense leg matched. Under 61/70 it cannot displace any of the dense leg's ten
+/// candidates, only reorder them: a symbol both legs found moves up. On both code
+/// calibration sets (224 tasks) at dense 0.37: weight 0 answered 125 right, 0.3 129,
+/// 0.6-0.96 126-128, 1 (plain RRF) 130; on the task workloads 1 answered 72 of 136 and
+/// 0.3 78 (as many as 0), so 0.3 (chosen with the task workloads in view;
+/// docs/BENCHMARKS.md).
+pub const WEAK_LEXICAL_WEIGHT: f64 = 0.3;
 
 /// The dense leg for code, when the assembler has one.
 #[derive(Clone)]
@@ -175,14 +183,24 @@ pub async fn ranked_cards(
     // calibration set and answered fewer tasks: BM25's weak lists push the dense leg's
     // right symbols out of the top entries.)
     let strong = out.lexical_strength.is_some_and(|s| s >= floors.lexical);
-    let named: Vec<String> = if dense_judged && !strong {
-        Vec::new()
+    let lexical_weight = if !dense_judged || strong {
+        1.0
+    } else if !similar.is_empty() {
+        floors.lexical_weight
     } else {
-        named
+        0.0
     };
-    let fused = fuse(
+    let named: Vec<String> = if lexical_weight > 0.0 {
+        named
+    } else {
+        Vec::new()
+    };
+    let fused = fuse_weighted(
         &exact,
-        &[(Leg::Name, named), (Leg::Vector, similar)],
+        &[
+            (Leg::Name, &named, lexical_weight),
+            (Leg::Vector, &similar, 1.0),
+        ],
         limits::CANDIDATES_PER_LEG,
     );
     let ids: Vec<String> = fused.iter().map(|f| f.id.clone()).collect();

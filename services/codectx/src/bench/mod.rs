@@ -85,8 +85,9 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', value_parser = parse_level)]
     pub levels: Vec<codectx_compress::Level>,
     /// Code no-match floors to run with instead of the calibrated ones: DENSE,LEXICAL
-    /// (the dense leg's similarity, BM25's score per word); for calibration
-    /// (bench/calibrate-code.py).
+    /// (the dense leg's nearest similarity, BM25's best score per word), optionally
+    /// ,WEAK_LEXICAL_WEIGHT (BM25's weight in the fusion when it is under its floor and
+    /// the dense leg matched); for calibration (bench/calibrate-code.py).
     #[arg(long, value_parser = parse_floors)]
     pub code_floors: Option<codectx_context_assembler::CodeFloors>,
     /// Seconds an arm with the dense leg waits for each repository's code vectors to be
@@ -96,19 +97,29 @@ pub struct BenchArgs {
 }
 
 fn parse_floors(text: &str) -> Result<codectx_context_assembler::CodeFloors, String> {
-    let (dense, lexical) = text
-        .split_once(',')
-        .ok_or_else(|| format!("{text:?}: give DENSE,LEXICAL, e.g. 0.35,1.5"))?;
     let number = |value: &str| {
         value
             .trim()
             .parse::<f64>()
             .map_err(|e| format!("{value:?}: {e}"))
     };
-    Ok(codectx_context_assembler::CodeFloors {
-        dense: number(dense)?,
-        lexical: number(lexical)?,
-    })
+    let values = text.split(',').map(number).collect::<Result<Vec<_>, _>>()?;
+    let calibrated = codectx_context_assembler::CodeFloors::default();
+    match values[..] {
+        [dense, lexical] => Ok(codectx_context_assembler::CodeFloors {
+            dense,
+            lexical,
+            ..calibrated
+        }),
+        [dense, lexical, lexical_weight] => Ok(codectx_context_assembler::CodeFloors {
+            dense,
+            lexical,
+            lexical_weight,
+        }),
+        _ => Err(format!(
+            "{text:?}: give DENSE,LEXICAL or DENSE,LEXICAL,WEAK_LEXICAL_WEIGHT, e.g. 0.37,2.0,0.5"
+        )),
+    }
 }
 
 fn parse_level(text: &str) -> Result<codectx_compress::Level, String> {
