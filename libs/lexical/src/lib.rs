@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use codectx_graph::{lookup_key, selector_matches};
 use rustc_hash::FxHashMap as HashMap;
 
-pub use tokenize::{is_stop_word, tokenize};
+pub use tokenize::{fold, is_stop_word, tokenize};
 
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -114,6 +114,7 @@ const PHRASE_CHARS: usize = 12;
 /// An immutable index over a corpus.
 #[derive(Debug, Default)]
 pub struct LexicalIndex {
+    words: WordForms,
     documents: Vec<Document>,
     lengths: Vec<f32>,
     average_length: f64,
@@ -131,9 +132,35 @@ pub struct LexicalIndex {
     bytes: usize,
 }
 
+/// Whether English word forms fold onto one stem ([`fold`]) in an index and its queries.
+/// Memory is prose (names, aliases and facts agents write) where `retries` should find
+/// `retry`; code names are identifiers, where a plural is often another symbol
+/// (`Option`, `Options`): folding code cost 4 of 124 plain-language tasks on the lexical
+/// leg alone and won memory 3 of 79 questions (docs/BENCHMARKS.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WordForms {
+    /// Every token as written (code).
+    #[default]
+    Kept,
+    /// Plural and third-person forms folded (memory).
+    Folded,
+}
+
 impl LexicalIndex {
+    /// An index whose words are kept as written.
     pub fn build(documents: Vec<Document>) -> Self {
-        let mut index = LexicalIndex::default();
+        Self::build_with(documents, WordForms::Kept)
+    }
+
+    pub fn build_with(documents: Vec<Document>, words: WordForms) -> Self {
+        let mut index = LexicalIndex {
+            words,
+            ..LexicalIndex::default()
+        };
+        let folded = |token: String| match words {
+            WordForms::Kept => token,
+            WordForms::Folded => fold(token),
+        };
         let mut total_length = 0f64;
         for (position, document) in documents.iter().enumerate() {
             let id = position as u32;
@@ -145,6 +172,7 @@ impl LexicalIndex {
                     if prose && is_stop_word(&token) {
                         continue;
                     }
+                    let token = folded(token);
                     let weight = field.weight() as f32;
                     length += weight;
                     let entry = frequencies.entry(token).or_insert((0.0, field, 0.0));
@@ -340,6 +368,10 @@ impl LexicalIndex {
         let mut tokens: Vec<String> = tokenize(query)
             .into_iter()
             .filter(|token| !is_stop_word(token))
+            .map(|token| match self.words {
+                WordForms::Kept => token,
+                WordForms::Folded => fold(token),
+            })
             .collect();
         tokens.sort();
         tokens.dedup();
@@ -510,6 +542,23 @@ mod tests {
         let found = index.rank("configure", 5, &[]);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].id, "f");
+    }
+
+    #[test]
+    fn folded_word_forms_find_their_stem_and_kept_ones_do_not() {
+        let documents = || {
+            vec![Document {
+                facts: vec!["backs off exponentially between attempts".into()],
+                ..document("r", "RetryPolicy", "RetryPolicy", "component")
+            }]
+        };
+        let folded = LexicalIndex::build_with(documents(), WordForms::Folded);
+        let found = folded.rank("how long between retries", 5, &[]);
+        assert_eq!(found.first().map(|c| c.id.as_str()), Some("r"), "{found:?}");
+        let found = folded.rank("which policies back off", 5, &[]);
+        assert_eq!(found.first().map(|c| c.id.as_str()), Some("r"), "{found:?}");
+        let kept = LexicalIndex::build(documents());
+        assert!(kept.rank("retries policies", 5, &[]).is_empty());
     }
 
     #[test]

@@ -42,6 +42,36 @@ pub fn tokenize(text: &str) -> Vec<String> {
     tokens
 }
 
+/// Folds an English plural or third-person form onto its stem, the same way in the
+/// index and in queries, so `retries` finds `retry` (`RetryPolicy`) and `handlers`
+/// finds `handler`: `-ies` -> `-y`, `-sses`/`-xes`/`-ches`/`-shes` lose `-es`, and a
+/// final `-s` goes unless the word ends in `ss`, `us`, `is`, `as` or `os` (`status`,
+/// `alias`, `redis`, `axios` stay). Words under four letters stay. Function words are
+/// filtered before folding.
+pub fn fold(token: String) -> String {
+    let length = token.len();
+    if length < 4 || !token.is_ascii() {
+        return token;
+    }
+    if length > 4 && token.ends_with("ies") {
+        return format!("{}y", &token[..length - 3]);
+    }
+    if ["sses", "xes", "ches", "shes"]
+        .iter()
+        .any(|ending| token.ends_with(ending))
+    {
+        return token[..length - 2].to_owned();
+    }
+    if token.ends_with('s')
+        && !["ss", "us", "is", "as", "os"]
+            .iter()
+            .any(|ending| token.ends_with(ending))
+    {
+        return token[..length - 1].to_owned();
+    }
+    token
+}
+
 /// Splits snake_case, camelCase, PascalCase, acronyms and letter/digit runs.
 fn split_identifier(chunk: &str) -> Vec<String> {
     let chars: Vec<char> = chunk.chars().collect();
@@ -89,6 +119,21 @@ mod tests {
         assert_eq!(t("parseConfig"), vec!["parse", "config", "parseconfig"]);
         assert_eq!(t("v2Client"), vec!["v", "2", "client", "v2client"]);
         assert_eq!(t("utf8"), vec!["utf", "8", "utf8"]);
+    }
+
+    #[test]
+    fn word_forms_fold_onto_one_stem() {
+        let f = |word: &str| fold(word.to_owned());
+        assert_eq!(f("retries"), f("retry"));
+        assert_eq!(f("policies"), "policy");
+        assert_eq!(f("handlers"), f("handler"));
+        assert_eq!(f("classes"), f("class"));
+        assert_eq!(f("matches"), f("match"));
+        assert_eq!(f("boxes"), "box");
+        for kept in ["status", "alias", "redis", "axios", "address", "ies", "bus"] {
+            assert_eq!(f(kept), kept);
+        }
+        assert_eq!(f("uses"), "use");
     }
 
     #[test]

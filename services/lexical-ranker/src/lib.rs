@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use codectx_clients::{GraphClient, PeerConfig};
 use codectx_core::limits;
 use codectx_errors::Error;
-use codectx_lexical::{Candidate, Document, LexicalIndex, Match};
+use codectx_lexical::{Candidate, Document, LexicalIndex, Match, WordForms};
 use codectx_proto::common::v1::{DescribeRequest, DescribeResponse};
 use codectx_proto::graph::v1::{GetCorpusVersionRequest, StreamLexicalCorpusRequest};
 use codectx_proto::lexical::v1::{self as pb, ScopeKind, lexical_ranker_service_server};
@@ -236,9 +236,16 @@ impl LexicalRanker {
                             facts: e.facts,
                         }));
                     }
-                    let index = tokio::task::spawn_blocking(move || LexicalIndex::build(documents))
-                        .await
-                        .map_err(|e| Error::internal(format!("index builder: {e}")))?;
+                    // Memory is prose: its word forms fold; code names stay as written.
+                    let words = match scope {
+                        ScopeKind::Memory => WordForms::Folded,
+                        _ => WordForms::Kept,
+                    };
+                    let index = tokio::task::spawn_blocking(move || {
+                        LexicalIndex::build_with(documents, words)
+                    })
+                    .await
+                    .map_err(|e| Error::internal(format!("index builder: {e}")))?;
                     Ok::<_, Error>(Arc::new(index))
                 })
                 .await
