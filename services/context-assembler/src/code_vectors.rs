@@ -364,35 +364,14 @@ pub async fn nearest(
     query: &str,
     floor: f64,
 ) -> Result<Vec<(String, f64)>, Error> {
-    let embedded = clients
-        .embedding
-        .embed(
-            context,
-            EmbedRequest {
-                texts: vec![query.into()],
-                purpose: EmbedPurpose::Query as i32,
-            },
-        )
-        .await?;
-    let query_vector = embedded
-        .embeddings
-        .into_iter()
-        .next()
-        .map(|e| e.values)
-        .unwrap_or_default();
-    let hits = clients
-        .vectors
-        .nearest(
-            context,
-            vector::NearestRequest {
-                model: embedded.model,
-                query: query_vector,
-                limit: codectx_core::limits::CANDIDATES_PER_LEG as u32,
-                scope: VectorScopeKind::Code as i32,
-            },
-        )
-        .await?
-        .hits;
+    let hits = crate::dense::nearest(
+        &clients.embedding,
+        &clients.vectors,
+        context,
+        query,
+        VectorScopeKind::Code,
+    )
+    .await?;
     let kept: Vec<(String, f64)> = hits
         .into_iter()
         .filter(|h| h.score >= floor)

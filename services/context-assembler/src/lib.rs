@@ -7,6 +7,7 @@
 
 mod code;
 mod code_vectors;
+mod dense;
 mod memory;
 mod ranking;
 

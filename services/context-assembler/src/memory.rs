@@ -157,17 +157,7 @@ async fn embed_and_store(
 ) -> Result<(), Error> {
     // Its own current facts are part of its text (ADR 0009): a question about what a
     // fact says reaches the entity, and a superseded value leaves the text.
-    let facts = legs
-        .graph
-        .expand_facts(
-            context,
-            graph::ExpandFactsRequest {
-                ids: vec![entity.id.clone()],
-                hops: 1,
-                fact_limit: limits::RECALL_MAX_FACTS as u32,
-            },
-        )
-        .await?;
+    let facts = current_facts(legs, context, &entity.id).await?;
     let own: Vec<(String, String)> = facts
         .facts
         .iter()
@@ -296,17 +286,7 @@ pub async fn remember(
     };
     // What was kept, as memory now holds it: the entity's current facts, its own and
     // those naming it (a superseded value is gone from here too).
-    let stored_facts = legs
-        .graph
-        .expand_facts(
-            context,
-            graph::ExpandFactsRequest {
-                ids: vec![entity.id.clone()],
-                hops: 1,
-                fact_limit: limits::RECALL_MAX_FACTS as u32,
-            },
-        )
-        .await?;
+    let stored_facts = current_facts(legs, context, &entity.id).await?;
     let facts: Vec<Value> = stored_facts
         .facts
         .iter()
@@ -428,39 +408,17 @@ pub async fn recall(
     };
     let dense_leg = async {
         if !legs.retrieval.dense() {
-            return Ok(vector::NearestResponse::default());
+            return Ok(Vec::new());
         }
         tokio::time::timeout(
             Duration::from_secs(limits::DENSE_LEG_DEADLINE_SECONDS),
-            async {
-                let embedded = legs
-                    .embedding
-                    .embed(
-                        context,
-                        EmbedRequest {
-                            texts: vec![query.into()],
-                            purpose: EmbedPurpose::Query as i32,
-                        },
-                    )
-                    .await?;
-                let query_vector = embedded
-                    .embeddings
-                    .into_iter()
-                    .next()
-                    .map(|e| e.values)
-                    .unwrap_or_default();
-                legs.vectors
-                    .nearest(
-                        context,
-                        vector::NearestRequest {
-                            model: embedded.model,
-                            query: query_vector,
-                            limit: limits::CANDIDATES_PER_LEG as u32,
-                            scope: vector::VectorScopeKind::Memory as i32,
-                        },
-                    )
-                    .await
-            },
+            crate::dense::nearest(
+                legs.embedding,
+                legs.vectors,
+                context,
+                query,
+                vector::VectorScopeKind::Memory,
+            ),
         )
         .await
         .map_err(|_| Error::unavailable("dense leg timed out after 2 s"))?
@@ -479,7 +437,6 @@ pub async fn recall(
             // vector (one per fact) stands for its entity, ranked by its best part.
             let mut owners: Vec<String> = Vec::new();
             for hit in found
-                .hits
                 .into_iter()
                 .filter(|h| h.score >= DENSE_MIN_SIMILARITY)
             {
@@ -597,6 +554,24 @@ pub async fn recall(
     };
     answer["status"] = Value::from(if truncated { "truncated" } else { "ok" });
     Ok(done(status, answer))
+}
+
+/// An entity's current facts, its own and those naming it (one hop).
+async fn current_facts(
+    legs: &Legs<'_>,
+    context: &TenantContext,
+    id: &str,
+) -> Result<graph::ExpandFactsResponse, Error> {
+    legs.graph
+        .expand_facts(
+            context,
+            graph::ExpandFactsRequest {
+                ids: vec![id.to_owned()],
+                hops: 1,
+                fact_limit: limits::RECALL_MAX_FACTS as u32,
+            },
+        )
+        .await
 }
 
 #[cfg(test)]

@@ -1,0 +1,48 @@
+//! The dense leg's one query: embed the text as a query, then ask the vector store for
+//! its nearest vectors in one scope (memory entities or the graph's code symbols), under
+//! the caller's context. Shared by recall (memory.rs) and code ranking (code_vectors.rs).
+
+use codectx_clients::{EmbeddingClient, VectorClient};
+use codectx_core::limits;
+use codectx_errors::Error;
+use codectx_proto::embedding::v1::{EmbedPurpose, EmbedRequest};
+use codectx_proto::vector::v1::{self as vector, VectorScopeKind};
+use codectx_tenant::TenantContext;
+
+/// The nearest vectors to `query` in `scope`, best first (at most
+/// [`limits::CANDIDATES_PER_LEG`]).
+pub async fn nearest(
+    embedding: &EmbeddingClient,
+    vectors: &VectorClient,
+    context: &TenantContext,
+    query: &str,
+    scope: VectorScopeKind,
+) -> Result<Vec<vector::VectorHit>, Error> {
+    let embedded = embedding
+        .embed(
+            context,
+            EmbedRequest {
+                texts: vec![query.into()],
+                purpose: EmbedPurpose::Query as i32,
+            },
+        )
+        .await?;
+    let query_vector = embedded
+        .embeddings
+        .into_iter()
+        .next()
+        .map(|e| e.values)
+        .unwrap_or_default();
+    Ok(vectors
+        .nearest(
+            context,
+            vector::NearestRequest {
+                model: embedded.model,
+                query: query_vector,
+                limit: limits::CANDIDATES_PER_LEG as u32,
+                scope: scope as i32,
+            },
+        )
+        .await?
+        .hits)
+}
