@@ -32,7 +32,7 @@ helm install "$release" "$chart" --namespace "$namespace" --create-namespace \
   -f "$chart/ci/cluster-values.yaml" >/dev/null
 helm upgrade "$release" "$chart" --namespace "$namespace" -f "$chart/ci/minimal-values.yaml" >/dev/null
 helm rollback "$release" 1 --namespace "$namespace" >/dev/null
-helm status "$release" --namespace "$namespace" | grep -q "STATUS: deployed"
+helm status "$release" --namespace "$namespace" | grep "STATUS: deployed" >/dev/null # not -q: grep stopping early would SIGPIPE helm under pipefail
 echo "ok: revision $(helm history "$release" --namespace "$namespace" --max 1 -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)[-1]["revision"])') deployed"
 
 echo "== the indexer: a Job at install, a CronJob per repository"
