@@ -161,6 +161,7 @@ async fn code_rpcs_answer_from_the_indexed_graph() {
             &f.context,
             pb::StreamLexicalCorpusRequest {
                 scope: ScopeKind::Code as i32,
+                with_neighbours: true,
             },
         )
         .await
@@ -192,6 +193,30 @@ async fn code_rpcs_answer_from_the_indexed_graph() {
         entries
             .iter()
             .any(|e| e.error_messages == vec!["store is over capacity".to_owned()])
+    );
+    // With neighbours: what a function calls, in call order, resolved only (fmt.Println
+    // is outside the graph); doc prose; test code marked.
+    let entry = |qualified: &str| {
+        entries
+            .iter()
+            .find(|e| e.qualified_name == qualified)
+            .unwrap_or_else(|| panic!("{qualified} in the corpus"))
+    };
+    let run = entry("example.com/shop/server.Run");
+    assert_eq!(run.uses, ["Open", "NewServer", "Serve", "Name"]);
+    assert_eq!(run.doc, "Run starts a server and serves one path.");
+    assert!(!run.in_tests);
+    assert!(
+        entries
+            .iter()
+            .any(|e| e.in_tests && e.name.starts_with("Test"))
+    );
+    // Every symbol of a test file is test code; nothing else is.
+    assert!(
+        entries
+            .iter()
+            .filter(|e| e.kind == "function" || e.kind == "method")
+            .all(|e| e.in_tests == e.name.starts_with("Test"))
     );
     let current = f
         .graph

@@ -13,6 +13,7 @@ fn rank(query: &str) -> pb::RankRequest {
         query: query.into(),
         limit: 10,
         kinds: vec![],
+        production_only: false,
     }
 }
 

@@ -103,6 +103,7 @@ async fn remember_recall_forget_within_a_namespace() {
         query: query.into(),
         limit: 10,
         kinds: vec![],
+        production_only: false,
     };
     let found = lexical
         .rank(&context_a, rank("billing engine"))

@@ -219,6 +219,45 @@ async fn tenants_never_see_each_others_vectors() {
         .await
         .unwrap();
     assert_eq!(listed.entity_ids, ["cv_0123456789abcdef0123456789abcdef"]);
+    // Depth: 10 unless asked, at most 30 when a caller reads deeper to filter.
+    let many: Vec<VectorRecord> = (0..40)
+        .map(|i| record(&format!("cv_{i:032x}"), [1.0, i as f32 / 40.0, 0.0, 0.0]))
+        .collect();
+    vectors
+        .upsert(
+            &context_a,
+            UpsertRequest {
+                model: model(),
+                records: many,
+                scope: codectx_proto::vector::v1::VectorScopeKind::Code as i32,
+            },
+        )
+        .await
+        .unwrap();
+    for (asked, got) in [(0, 10), (10, 10), (25, 25), (100, 30)] {
+        let hits = vectors
+            .nearest(
+                &context_a,
+                code(NearestRequest {
+                    limit: asked,
+                    ..query.clone()
+                }),
+            )
+            .await
+            .unwrap()
+            .hits;
+        assert_eq!(hits.len(), got, "asked for {asked}");
+    }
+    vectors
+        .delete(
+            &context_a,
+            DeleteRequest {
+                entity_ids: (0..40).map(|i| format!("cv_{i:032x}")).collect(),
+                scope: codectx_proto::vector::v1::VectorScopeKind::Code as i32,
+            },
+        )
+        .await
+        .unwrap();
     let listed_c = vectors
         .list_ids(
             &context_c,

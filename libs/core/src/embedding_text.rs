@@ -132,52 +132,97 @@ pub fn identifier_words(text: &str) -> Vec<String> {
     words
 }
 
-/// A code symbol's text (DESIGN.md section 3, metadata only): its kind and the words of
-/// its name, the words of the last two parts of its qualifier (`gin context` of
-/// `github.com/gin-gonic/gin.(*Context).Negotiate`: the host and owner say nothing), the
-/// start of its signature and of its redacted one-line summary. Never its body. Short on
-/// purpose: model time grows with tokens, and on the calibration set this text found the
-/// labelled symbol in the top 8 as often as one with every path word and a longer
-/// signature (docs/BENCHMARKS.md).
-pub fn code_symbol(
-    kind: &str,
-    name: &str,
-    qualified_name: &str,
-    signature: &str,
-    summary: &str,
-) -> String {
-    let mut text = format!("{kind} {}", identifier_words(name).join(" "));
-    // The qualifier: what precedes the name, after the last `/` (the package path).
-    let tail = qualified_name.rsplit('/').next().unwrap_or(qualified_name);
-    let qualifier = tail.strip_suffix(name).unwrap_or(tail);
-    let parts: Vec<&str> = qualifier
-        .split(['.', ':', '#', '(', ')', '*'])
-        .filter(|p| !p.is_empty())
-        .collect();
-    let context = identifier_words(&parts[parts.len().saturating_sub(2)..].join(" "));
-    if !context.is_empty() {
-        text.push_str(" in ");
-        text.push_str(&context.join(" "));
-    }
-    let signature: String = signature
-        .trim()
-        .chars()
-        .take(CODE_SIGNATURE_CHARS)
-        .collect();
-    let summary: String = summary.trim().chars().take(CODE_SUMMARY_CHARS).collect();
-    for part in [signature, summary] {
-        if !part.is_empty() {
-            text.push_str(". ");
-            text.push_str(&part);
+/// What a code symbol's text is made of (DESIGN.md section 3 and ADR 0011, metadata
+/// only, never its body): the graph's fields for it, and the names next to it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CodeSymbol<'a> {
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub qualified_name: &'a str,
+    pub signature: &'a str,
+    /// The first line of its doc comment.
+    pub summary: &'a str,
+    /// Its doc comment's prose on one line (`summary` is its start).
+    pub doc: &'a str,
+    /// What it calls (resolved calls, in order).
+    pub uses: &'a [String],
+    /// What it holds (a type's methods and fields).
+    pub members: &'a [String],
+}
+
+impl CodeSymbol<'_> {
+    /// The text embedded for the symbol: its kind and the words of its name, the words of
+    /// the last two parts of its qualifier (`gin context` of
+    /// `github.com/gin-gonic/gin.(*Context).Negotiate`: the host and owner say nothing),
+    /// the start of its signature and of its doc (or summary), then the words of what it
+    /// uses and what it has. Short on purpose: the model reads 128 tokens at most and its
+    /// time grows with them. The doc, uses and members took the labelled symbol into the
+    /// top 10 for 64% of the calibration tasks instead of 49% (docs/BENCHMARKS.md).
+    pub fn text(&self) -> String {
+        let mut text = format!("{} {}", self.kind, identifier_words(self.name).join(" "));
+        // The qualifier: what precedes the name, after the last `/` (the package path).
+        let tail = self
+            .qualified_name
+            .rsplit('/')
+            .next()
+            .unwrap_or(self.qualified_name);
+        let qualifier = tail.strip_suffix(self.name).unwrap_or(tail);
+        let parts: Vec<&str> = qualifier
+            .split(['.', ':', '#', '(', ')', '*'])
+            .filter(|p| !p.is_empty())
+            .collect();
+        let context = identifier_words(&parts[parts.len().saturating_sub(2)..].join(" "));
+        if !context.is_empty() {
+            text.push_str(" in ");
+            text.push_str(&context.join(" "));
         }
+        let signature: String = self
+            .signature
+            .trim()
+            .chars()
+            .take(CODE_SIGNATURE_CHARS)
+            .collect();
+        let doc = if self.doc.trim().is_empty() {
+            self.summary
+        } else {
+            self.doc
+        };
+        let doc: String = doc.trim().chars().take(CODE_DOC_CHARS).collect();
+        let names = |label: &str, names: &[String], most: usize| -> String {
+            if names.is_empty() {
+                return String::new();
+            }
+            let words: Vec<String> = names
+                .iter()
+                .take(most)
+                .map(|name| identifier_words(name).join(" "))
+                .collect();
+            format!("{label} {}", words.join(", "))
+        };
+        for part in [
+            signature,
+            doc,
+            names("uses", self.uses, CODE_USES),
+            names("has", self.members, CODE_MEMBERS),
+        ] {
+            let part = part.trim_end_matches('.');
+            if !part.is_empty() {
+                text.push_str(". ");
+                text.push_str(part);
+            }
+        }
+        text
     }
-    text
 }
 
 /// Characters of a signature that go into a code symbol's text.
 pub const CODE_SIGNATURE_CHARS: usize = 60;
-/// Characters of a summary that go into a code symbol's text.
-pub const CODE_SUMMARY_CHARS: usize = 120;
+/// Characters of a doc (or summary) that go into a code symbol's text.
+pub const CODE_DOC_CHARS: usize = 200;
+/// Names of what a symbol uses that go into its text.
+pub const CODE_USES: usize = 10;
+/// Names of a type's members that go into its text.
+pub const CODE_MEMBERS: usize = 12;
 
 /// The vector id of a code symbol's text: `cv_` and 32 hex of SHA-256(node id, text).
 /// A symbol whose text changes gets a new id, so a graph's stored ids tell what is
@@ -214,15 +259,35 @@ mod tests {
             identifier_words("parse_HTTPConfig2"),
             ["parse", "http", "config", "2"]
         );
+        let uses = ["negotiateFormat".to_owned(), "JSON".to_owned()];
+        let members = ["Render".to_owned()];
+        let symbol = CodeSymbol {
+            kind: "method",
+            name: "Negotiate",
+            qualified_name: "github.com/gin-gonic/gin.(*Context).Negotiate",
+            signature: "func (c *Context) Negotiate(code int, config Negotiate)",
+            summary: "Negotiate calls different Render according to acceptable Accept format.",
+            doc: "",
+            uses: &uses,
+            members: &members,
+        };
         assert_eq!(
-            code_symbol(
-                "method",
-                "NegotiateFormat",
-                "github.com/gin-gonic/gin.(*Context).NegotiateFormat",
-                "func (c *Context) NegotiateFormat(offered ...string) string",
-                "NegotiateFormat returns an acceptable Accept format."
-            ),
-            "method negotiate format in gin context. func (c *Context) NegotiateFormat(offered ...string) string. NegotiateFormat returns an acceptable Accept format."
+            symbol.text(),
+            "method negotiate in gin context. func (c *Context) Negotiate(code int, config Negotiate). \
+             Negotiate calls different Render according to acceptable Accept format. \
+             uses negotiate format, json. has render"
+        );
+        // The doc, when there is one, stands for the summary it starts with.
+        let documented = CodeSymbol {
+            doc: "Negotiate calls different Render. It writes the status code first.",
+            uses: &[],
+            members: &[],
+            ..symbol
+        };
+        assert!(
+            documented
+                .text()
+                .ends_with("It writes the status code first")
         );
         let id = code_vector_id("n_1", "a text");
         assert!(crate::ids::has_prefix(&id, "cv"));

@@ -4,6 +4,10 @@
 use codectx_errors::Error;
 
 pub const CANDIDATES_PER_LEG: usize = 10;
+/// Nearest vectors a dense leg may read before it filters them (test code out of a query
+/// not about tests); what it passes to fusion is still at most [`CANDIDATES_PER_LEG`]
+/// (ADR 0011).
+pub const VECTOR_FETCH_DEPTH: usize = 30;
 pub const RRF_K: f64 = 60.0;
 pub const ENTRIES_AFTER_HYDRATION: usize = 8;
 pub const MAX_EXPANSION_DEPTH: u32 = 2;

@@ -94,6 +94,16 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
     ) -> Result<EdgePage, Error>;
     /// Every node of these kinds (the lexical corpus), by id.
     async fn nodes_of_kinds(&self, graph_id: &str, kinds: &[NodeKind]) -> Result<Vec<Node>, Error>;
+    /// Every edge of `kind` from a node of `from_kinds` to a node of `to_kinds`, as (source
+    /// id, target name), by source id, then line, then target id: what each function calls
+    /// and what each type holds, for the dense leg's text (metadata only).
+    async fn neighbour_names(
+        &self,
+        graph_id: &str,
+        kind: EdgeKind,
+        from_kinds: &[NodeKind],
+        to_kinds: &[NodeKind],
+    ) -> Result<Vec<(String, String)>, Error>;
 }
 
 /// A backend that holds both the code graph and agent memory (every backend does).
@@ -108,7 +118,7 @@ pub fn owner_hash(nodes: &[Node], edges: &[Edge]) -> String {
         .iter()
         .map(|n| {
             format!(
-                "{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}",
+                "{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}",
                 n.id,
                 n.kind.as_str(),
                 n.name,
@@ -120,7 +130,8 @@ pub fn owner_hash(nodes: &[Node], edges: &[Edge]) -> String {
                 n.signature,
                 n.summary,
                 n.fingerprint,
-                n.test
+                n.test,
+                n.doc
             )
         })
         .collect();

@@ -206,6 +206,10 @@ pub struct Node {
     pub signature: String,
     /// First doc-comment line, redacted.
     pub summary: String,
+    /// The doc comment's prose on one line, redacted, at most 600 characters: matched by
+    /// retrieval (BM25's doc field, the dense leg's text), never shown in answers.
+    #[serde(default)]
+    pub doc: String,
     /// Content hash of the node's span (symbols) or file (files).
     pub fingerprint: String,
     /// A test function or method by its language's conventions.

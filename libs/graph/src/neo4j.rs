@@ -35,7 +35,8 @@ const SCHEMA: &[&str] = &[
 
 const NODE_RETURN: &str = "n.id AS id, n.kind AS kind, n.name AS name, n.qualified_name AS qualified_name, \
     n.language AS language, n.path AS path, n.start_line AS start_line, n.end_line AS end_line, \
-    n.signature AS signature, n.summary AS summary, n.fingerprint AS fingerprint, n.test AS test";
+    n.signature AS signature, n.summary AS summary, n.fingerprint AS fingerprint, n.test AS test, \
+    coalesce(n.doc, '') AS doc";
 
 /// The templates that depend on a relationship type, one per constant type.
 struct EdgeTemplates {
@@ -45,11 +46,17 @@ struct EdgeTemplates {
     outgoing_page: &'static str,
     incoming_count: &'static str,
     incoming_page: &'static str,
+    neighbour_names: &'static str,
 }
 
 macro_rules! edge_templates {
     ($rel:literal) => {
         EdgeTemplates {
+            neighbour_names: concat!(
+                "MATCH (a:CodeNode {graph_id: $graph_id})-[r:", $rel, "]->(b:CodeNode {graph_id: $graph_id}) ",
+                "WHERE a.kind IN $from_kinds AND b.kind IN $to_kinds ",
+                "RETURN a.id AS source, b.name AS name ORDER BY a.id, r.line, b.id"
+            ),
             delete_by_owner: concat!(
                 "MATCH ()-[r:", $rel, " {graph_id: $graph_id}]->() WHERE r.owner IN $owners DELETE r"
             ),
@@ -67,7 +74,7 @@ macro_rules! edge_templates {
                 "RETURN n.id AS id, n.kind AS kind, n.name AS name, n.qualified_name AS qualified_name, ",
                 "n.language AS language, n.path AS path, n.start_line AS start_line, n.end_line AS end_line, ",
                 "n.signature AS signature, n.summary AS summary, n.fingerprint AS fingerprint, n.test AS test, ",
-                "r.line AS line, r.confidence AS confidence ",
+                "coalesce(n.doc, '') AS doc, r.line AS line, r.confidence AS confidence ",
                 "ORDER BY n.path, r.line, n.start_line, n.id LIMIT $limit"
             ),
             incoming_count: concat!(
@@ -78,7 +85,7 @@ macro_rules! edge_templates {
                 "RETURN n.id AS id, n.kind AS kind, n.name AS name, n.qualified_name AS qualified_name, ",
                 "n.language AS language, n.path AS path, n.start_line AS start_line, n.end_line AS end_line, ",
                 "n.signature AS signature, n.summary AS summary, n.fingerprint AS fingerprint, n.test AS test, ",
-                "r.line AS line, r.confidence AS confidence ",
+                "coalesce(n.doc, '') AS doc, r.line AS line, r.confidence AS confidence ",
                 "ORDER BY n.path, r.line, n.start_line, n.id LIMIT $limit"
             ),
         }
@@ -129,6 +136,8 @@ struct NodeRow {
     summary: String,
     fingerprint: String,
     test: bool,
+    #[serde(default)]
+    doc: String,
 }
 
 impl NodeRow {
@@ -146,6 +155,7 @@ impl NodeRow {
             summary: self.summary,
             fingerprint: self.fingerprint,
             test: self.test,
+            doc: self.doc,
         }
     }
 }
@@ -232,6 +242,7 @@ fn node_map(owner: &str, generation: &str, n: &Node) -> HashMap<String, BoltType
     row.insert("summary".into(), n.summary.clone().into());
     row.insert("fingerprint".into(), n.fingerprint.clone().into());
     row.insert("test".into(), n.test.into());
+    row.insert("doc".into(), n.doc.clone().into());
     row
 }
 
@@ -370,7 +381,7 @@ impl GraphStore for Neo4jGraphStore {
                      SET n.owner = row.owner, n.generation = row.generation, n.kind = row.kind, n.name = row.name, \
                          n.qualified_name = row.qualified_name, n.language = row.language, n.path = row.path, \
                          n.start_line = row.start_line, n.end_line = row.end_line, n.signature = row.signature, \
-                         n.summary = row.summary, n.fingerprint = row.fingerprint, n.test = row.test",
+                         n.summary = row.summary, n.fingerprint = row.fingerprint, n.test = row.test, n.doc = row.doc",
                 )
                 .param("graph_id", graph_id)
                 .param("rows", chunk.to_vec()),
@@ -573,6 +584,36 @@ impl GraphStore for Neo4jGraphStore {
         )
         .await
     }
+
+    async fn neighbour_names(
+        &self,
+        graph_id: &str,
+        kind: EdgeKind,
+        from_kinds: &[NodeKind],
+        to_kinds: &[NodeKind],
+    ) -> Result<Vec<(String, String)>, Error> {
+        if from_kinds.is_empty() || to_kinds.is_empty() {
+            return Ok(Vec::new());
+        }
+        let names = |kinds: &[NodeKind]| -> Vec<String> {
+            kinds.iter().map(|k| k.as_str().to_owned()).collect()
+        };
+        let rows: Vec<NeighbourName> = self
+            .fetch(
+                query(templates(kind).neighbour_names)
+                    .param("graph_id", graph_id)
+                    .param("from_kinds", names(from_kinds))
+                    .param("to_kinds", names(to_kinds)),
+            )
+            .await?;
+        Ok(rows.into_iter().map(|r| (r.source, r.name)).collect())
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct NeighbourName {
+    source: String,
+    name: String,
 }
 
 #[derive(Debug, Deserialize)]

@@ -755,6 +755,7 @@ mod tests {
             end_line: 1,
             signature: String::new(),
             summary: String::new(),
+            doc: String::new(),
             fingerprint: String::new(),
             test,
         };
@@ -867,6 +868,7 @@ mod tests {
             end_line: 1,
             signature: String::new(),
             summary: String::new(),
+            doc: String::new(),
             fingerprint: String::new(),
             test: false,
         };

@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS nodes (
     summary TEXT NOT NULL,
     fingerprint TEXT NOT NULL,
     test INTEGER NOT NULL,
+    doc TEXT NOT NULL DEFAULT '',
     UNIQUE (gid, id)
 );
 CREATE INDEX IF NOT EXISTS nodes_by_name ON nodes (gid, name);
@@ -83,7 +84,7 @@ fn edge_code(kind: EdgeKind) -> i64 {
 }
 
 /// `PRAGMA user_version` of the graph schema this build writes.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 /// Brings an older file to [`SCHEMA_VERSION`] in one transaction.
 fn migrate(connection: &mut Connection) -> Result<(), Error> {
@@ -98,6 +99,24 @@ fn migrate(connection: &mut Connection) -> Result<(), Error> {
         // Edge codes 1..7 became 10..70.
         tx.execute("UPDATE edges SET kind = kind * 10 WHERE kind < 10", [])
             .map_err(storage)?;
+    }
+    if version < 2 {
+        // Nodes gained their doc (a file created by this build already has the column).
+        let has_doc: bool = tx
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('nodes') WHERE name = 'doc'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(storage)?
+            > 0;
+        if !has_doc {
+            tx.execute(
+                "ALTER TABLE nodes ADD COLUMN doc TEXT NOT NULL DEFAULT ''",
+                [],
+            )
+            .map_err(storage)?;
+        }
     }
     tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
         .map_err(storage)?;
@@ -129,7 +148,7 @@ fn confidence_from_code(code: i64) -> Confidence {
     }
 }
 
-const NODE_COLUMNS: &str = "n.id, n.kind, n.name, n.qualified_name, n.language, n.path, n.start_line, n.end_line, n.signature, n.summary, n.fingerprint, n.test";
+const NODE_COLUMNS: &str = "n.id, n.kind, n.name, n.qualified_name, n.language, n.path, n.start_line, n.end_line, n.signature, n.summary, n.fingerprint, n.test, n.doc";
 
 /// The SQLite graph store.
 #[derive(Clone)]
@@ -162,6 +181,7 @@ fn node_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
         summary: r.get(9)?,
         fingerprint: r.get(10)?,
         test: r.get::<_, i64>(11)? != 0,
+        doc: r.get(12)?,
     })
 }
 
@@ -383,12 +403,12 @@ impl GraphStore for SqliteGraphStore {
                     .map_err(storage)?;
                 let mut upsert_node = tx
                     .prepare_cached(
-                        "INSERT INTO nodes (gid, oid, generation, id, kind, name, qualified_name, language, path, start_line, end_line, signature, summary, fingerprint, test)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                        "INSERT INTO nodes (gid, oid, generation, id, kind, name, qualified_name, language, path, start_line, end_line, signature, summary, fingerprint, test, doc)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
                          ON CONFLICT (gid, id) DO UPDATE SET oid = excluded.oid, generation = excluded.generation, kind = excluded.kind,
                            name = excluded.name, qualified_name = excluded.qualified_name, language = excluded.language, path = excluded.path,
                            start_line = excluded.start_line, end_line = excluded.end_line, signature = excluded.signature,
-                           summary = excluded.summary, fingerprint = excluded.fingerprint, test = excluded.test
+                           summary = excluded.summary, fingerprint = excluded.fingerprint, test = excluded.test, doc = excluded.doc
                          RETURNING nid",
                     )
                     .map_err(storage)?;
@@ -430,7 +450,8 @@ impl GraphStore for SqliteGraphStore {
                                     n.signature,
                                     n.summary,
                                     n.fingerprint,
-                                    n.test as i64
+                                    n.test as i64,
+                                    n.doc
                                 ],
                                 |r| r.get(0),
                             )
@@ -578,9 +599,9 @@ impl GraphStore for SqliteGraphStore {
                 .query_map(params![nid], |r| {
                     Ok(EdgeHit {
                         node: node_row(r)?,
-                        kind: edge_from_code(r.get(12)?),
-                        line: r.get(13)?,
-                        confidence: confidence_from_code(r.get(14)?),
+                        kind: edge_from_code(r.get(13)?),
+                        line: r.get(14)?,
+                        confidence: confidence_from_code(r.get(15)?),
                     })
                 })
                 .map_err(storage)?;
@@ -602,6 +623,46 @@ impl GraphStore for SqliteGraphStore {
             format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.gid = ?1 AND n.kind IN ({}) ORDER BY n.id", placeholders(kinds.len(), 2)),
             kinds.iter().map(|k| Value::Text(k.as_str().to_owned())).collect(),
         )
+        .await
+    }
+
+    async fn neighbour_names(
+        &self,
+        graph_id: &str,
+        kind: EdgeKind,
+        from_kinds: &[NodeKind],
+        to_kinds: &[NodeKind],
+    ) -> Result<Vec<(String, String)>, Error> {
+        if from_kinds.is_empty() || to_kinds.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Only placeholders reach the SQL text; every value is bound.
+        let sql = format!(
+            "SELECT a.id, b.name FROM nodes a JOIN edges e ON e.src = a.nid JOIN nodes b ON b.nid = e.dst
+             WHERE a.gid = ?1 AND e.kind = ?2 AND a.kind IN ({}) AND b.kind IN ({})
+             ORDER BY a.id, e.line, b.id",
+            placeholders(from_kinds.len(), 3),
+            placeholders(to_kinds.len(), 3 + from_kinds.len())
+        );
+        let mut values: Vec<Value> = vec![Value::Integer(edge_code(kind))];
+        values.extend(
+            from_kinds
+                .iter()
+                .map(|k| Value::Text(k.as_str().to_owned())),
+        );
+        values.extend(to_kinds.iter().map(|k| Value::Text(k.as_str().to_owned())));
+        let graph_id = graph_id.to_owned();
+        self.run(move |c| {
+            let Some(gid) = Self::gid(c, &graph_id)? else {
+                return Ok(Vec::new());
+            };
+            let mut statement = c.prepare_cached(&sql).map_err(storage)?;
+            let parameters = std::iter::once(Value::Integer(gid)).chain(values);
+            let rows = statement
+                .query_map(params_from_iter(parameters), |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(storage)?;
+            rows.collect::<Result<_, _>>().map_err(storage)
+        })
         .await
     }
 }

@@ -46,6 +46,7 @@ fn node(
         summary: format!("{name} summary"),
         fingerprint: format!("fp-{name}"),
         test: name.starts_with("Test"),
+        doc: format!("{name} does what its name says, in more words"),
     }
 }
 
@@ -312,6 +313,42 @@ async fn contract(store: &dyn GraphStore) {
     assert!(
         store
             .nodes(&b.graph, std::slice::from_ref(&a.serve.id))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Neighbour names: what each function calls (by line), what each file holds; only
+    // edges between the kinds asked, only this graph's.
+    let functions = [NodeKind::Function, NodeKind::Method];
+    let calls = store
+        .neighbour_names(&a.graph, EdgeKind::Calls, &functions, &functions)
+        .await
+        .unwrap();
+    let mut expected = vec![
+        (a.caller.id.clone(), "Serve".to_owned()),
+        (a.serve.id.clone(), "helper".to_owned()),
+        (a.test.id.clone(), "Serve".to_owned()),
+    ];
+    expected.sort();
+    assert_eq!(calls, expected);
+    let held = store
+        .neighbour_names(
+            &a.graph,
+            EdgeKind::Contains,
+            &[NodeKind::File],
+            &[NodeKind::Type, NodeKind::Interface],
+        )
+        .await
+        .unwrap();
+    assert_eq!(held.len(), 2);
+    assert!(
+        held.iter()
+            .all(|(_, name)| name == "Server" || name == "Handler")
+    );
+    assert!(
+        store
+            .neighbour_names(&graph_id("nobody"), EdgeKind::Calls, &functions, &functions)
             .await
             .unwrap()
             .is_empty()

@@ -119,6 +119,10 @@ pub struct SymbolFact {
     /// Interfaces embedded in an interface (Go), as written.
     #[prost(string, repeated, tag = "15")]
     pub embedded: Vec<String>,
+    /// The documentation's prose on one line, redacted (`lang/doc.rs`): matched by
+    /// retrieval, never shown.
+    #[prost(string, tag = "16")]
+    pub doc: String,
 }
 
 /// A call site. `receiver` is empty for a plain call, `self` for the method's own

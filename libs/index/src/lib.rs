@@ -297,7 +297,7 @@ fn layout_of(root: &Path, candidates: &[Candidate]) -> Layout {
 
 /// The version of what extraction produces: bump it whenever an extractor change alters
 /// the facts of an unchanged file, so cached facts from an older build are re-extracted.
-const EXTRACTOR_VERSION: u32 = 11;
+const EXTRACTOR_VERSION: u32 = 12;
 
 /// A hash of what qualified names depend on besides the file itself (and the extractor
 /// version).

@@ -35,6 +35,8 @@ async fn commonjs_assignment_defined_functions() {
         ("lib/response.res.json", "method", 16, 19),
         ("lib/response.res.send", "method", 11, 14),
         ("lib/response.res.set", "method", 21, 24),
+        ("lib/response.res.status", "method", 36, 39),
+        ("lib/response.res.vary", "method", 43, 45),
         ("lib/router.proto", "function", 6, 10),
         ("lib/router.proto.handle", "method", 15, 20),
         ("lib/util.deprecate", "function", 3, 5),
@@ -85,6 +87,18 @@ async fn commonjs_assignment_defined_functions() {
         g.symbol("lib/response.res.send").await.summary,
         "Sends a response body."
     );
+    // A `/** */` block documents the statement after it across a blank line: its first
+    // line is the summary, its prose (tags' words kept, tag names and types dropped) the
+    // doc; a plain comment must touch what it documents.
+    let status = g.symbol("lib/response.res.status").await;
+    assert_eq!(status.summary, "Sets the status code of the response.");
+    assert_eq!(
+        status.doc,
+        "Sets the status code of the response. Chainable: returns the response, so a body \
+         can follow. code the HTTP status code"
+    );
+    let vary = g.symbol("lib/response.res.vary").await;
+    assert_eq!((vary.summary.as_str(), vary.doc.as_str()), ("", ""));
     assert_eq!(
         g.symbol("lib/layer.Layer.match").await.summary,
         "Whether the layer matches a path."

@@ -29,6 +29,8 @@ pub enum Field {
     Signature,
     /// A code symbol's one-line summary (its docstring).
     Summary,
+    /// A code symbol's doc comment prose (its first paragraphs, ADR 0011).
+    Doc,
     /// A memory entity's facts (`predicate object`, `subject predicate`).
     Fact,
 }
@@ -41,6 +43,8 @@ impl Field {
             Field::Type | Field::Signature | Field::Fact => 1.0,
             // Prose: many words, each a weaker sign than a word of the name.
             Field::Summary => 0.7,
+            // The whole doc comment: more words still, the summary among them.
+            Field::Doc => 0.4,
         }
     }
 }
@@ -76,6 +80,11 @@ pub struct Document {
     pub summary: String,
     /// A memory entity's current facts as text.
     pub facts: Vec<String>,
+    /// A code symbol's doc comment prose.
+    pub doc: String,
+    /// Test code (a test, or in a test file): left out of ranked candidates when the
+    /// caller asks for production code only.
+    pub in_tests: bool,
 }
 
 /// A ranked candidate.
@@ -167,14 +176,20 @@ impl LexicalIndex {
             let mut frequencies: BTreeMap<String, (f32, Field, f32)> = BTreeMap::new();
             let mut length = 0f32;
             let mut add = |text: &str, field: Field| {
-                let prose = matches!(field, Field::Summary | Field::Fact);
+                let prose = matches!(field, Field::Summary | Field::Doc | Field::Fact);
                 for token in tokenize(text) {
                     if prose && is_stop_word(&token) {
                         continue;
                     }
                     let token = folded(token);
                     let weight = field.weight() as f32;
-                    length += weight;
+                    // A long doc comment must not make its symbol's name count for less:
+                    // the doc's words weigh in, but only the other fields make up the
+                    // length BM25 normalizes by (a documented symbol is no weaker a match
+                    // on its name than an undocumented one).
+                    if field != Field::Doc {
+                        length += weight;
+                    }
                     let entry = frequencies.entry(token).or_insert((0.0, field, 0.0));
                     entry.0 += weight;
                     if weight > entry.2 {
@@ -198,6 +213,7 @@ impl LexicalIndex {
                     add(message, Field::Name);
                 }
                 add(&document.summary, Field::Summary);
+                add(&document.doc, Field::Doc);
                 for fact in &document.facts {
                     add(fact, Field::Fact);
                 }
@@ -247,6 +263,7 @@ impl LexicalIndex {
                 + document.kind.len()
                 + document.aliases.iter().map(|a| a.len() * 2).sum::<usize>()
                 + document.summary.len()
+                + document.doc.len()
                 + document.facts.iter().map(String::len).sum::<usize>()
                 + document
                     .error_messages
@@ -356,6 +373,18 @@ impl LexicalIndex {
 
     /// Exact matches first, then BM25 candidates (by score, then id for stability).
     pub fn rank(&self, query: &str, limit: usize, kinds: &[String]) -> Vec<Candidate> {
+        self.rank_filtered(query, limit, kinds, false)
+    }
+
+    /// [`rank`](Self::rank), with test code left out of the BM25 candidates when
+    /// `production_only` (exact matches always stay: a test named is a test asked for).
+    pub fn rank_filtered(
+        &self,
+        query: &str,
+        limit: usize,
+        kinds: &[String],
+        production_only: bool,
+    ) -> Vec<Candidate> {
         let limit = limit.clamp(1, MAX_CANDIDATES);
         let mut out = self.exact(query, limit, kinds);
         if out.len() >= limit {
@@ -399,6 +428,7 @@ impl LexicalIndex {
         let mut ranked: Vec<(u32, f64, Field)> = scores
             .into_iter()
             .filter(|(id, _)| self.kind_allowed(*id, kinds))
+            .filter(|(id, _)| !(production_only && self.documents[*id as usize].in_tests))
             .map(|(id, (score, field, _))| {
                 (
                     id,
@@ -559,6 +589,40 @@ mod tests {
         assert_eq!(found.first().map(|c| c.id.as_str()), Some("r"), "{found:?}");
         let kept = LexicalIndex::build(documents());
         assert!(kept.rank("retries policies", 5, &[]).is_empty());
+    }
+
+    #[test]
+    fn doc_words_find_a_symbol_without_weakening_its_name_and_tests_can_be_left_out() {
+        let documented = Document {
+            doc: "Collects the reply body in memory and fails once it grows past the \
+                  configured size limit, then hands the decoded data to the caller."
+                .into(),
+            ..document("d", "readBody", "http.readBody", "function")
+        };
+        let undocumented = document("u", "readBodyChunk", "http.readBodyChunk", "function");
+        let test = Document {
+            in_tests: true,
+            ..document("t", "readBodyLimit", "http_test.readBodyLimit", "function")
+        };
+        let index = LexicalIndex::build(vec![documented, undocumented, test]);
+        // The doc's words reach the symbol.
+        let found = index.rank("reply grows past the size limit", 5, &[]);
+        assert_eq!(found.first().map(|c| c.id.as_str()), Some("d"), "{found:?}");
+        assert_eq!(found[0].matched, Match::Ranked(Field::Doc));
+        // On a word of their names, the documented symbol is not weaker for its doc.
+        let found = index.rank("read body", 5, &[]);
+        let score = |id: &str| found.iter().find(|c| c.id == id).map(|c| c.score);
+        assert!(score("d") >= score("u"), "{found:?}");
+        // Test code leaves the ranked candidates on request; named exactly, it stays.
+        assert!(index.rank("limit", 5, &[]).iter().any(|c| c.id == "t"));
+        assert!(
+            !index
+                .rank_filtered("limit", 5, &[], true)
+                .iter()
+                .any(|c| c.id == "t")
+        );
+        let exact = index.rank_filtered("readBodyLimit", 5, &[], true);
+        assert_eq!(exact.first().map(|c| c.id.as_str()), Some("t"));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The dense leg for code: one vector per symbol of the kinds a task asks for
-//! ([`CODE_KINDS`]), embedded from metadata only (`code_symbol`: kind, name and path
-//! words, signature, summary), stored in the vector store's code scope (the graph, shared
-//! by every tenant entitled to it: the scope comes from the verified context).
+//! ([`CODE_KINDS`]), embedded from metadata only ([`CodeSymbol`]: kind, name and path
+//! words, signature, doc, and the names it uses and holds; ADR 0011), stored in the vector
+//! store's code scope (the graph, shared by every tenant entitled to it: the scope comes
+//! from the verified context).
 //!
 //! Vectors follow the graph without the indexer: a symbol's vector id derives from its
 //! node id and its text (`code_vector_id`), so comparing the graph's corpus with the ids
@@ -17,7 +18,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use codectx_clients::{EmbeddingClient, GraphClient, VectorClient};
-use codectx_core::embedding_text::{CODE_KINDS, code_symbol, code_vector_id};
+use codectx_core::embedding_text::{CODE_KINDS, CodeSymbol, code_vector_id};
+use codectx_core::limits;
 use codectx_errors::Error;
 use codectx_proto::embedding::v1::{EmbedPurpose, EmbedRequest, ModelIdentity};
 use codectx_proto::graph::v1 as graph;
@@ -47,6 +49,8 @@ struct Graph {
     version: String,
     /// Vector id -> node id, for every symbol of the corpus.
     owners: HashMap<String, String>,
+    /// Vector ids of test code (tests, symbols of test files).
+    tests: HashSet<String>,
     /// (vector id, text) still to embed.
     pending: VecDeque<(String, String)>,
     /// Vector ids to delete (symbols gone or changed).
@@ -290,24 +294,33 @@ async fn plan(
             context,
             graph::StreamLexicalCorpusRequest {
                 scope: ScopeKind::Code as i32,
+                with_neighbours: true,
             },
         )
         .await?;
     let mut owners: HashMap<String, String> = HashMap::new();
+    let mut tests: HashSet<String> = HashSet::new();
     let mut texts: Vec<(String, String)> = Vec::new();
     while let Some(chunk) = stream.message().await.map_err(Error::from)? {
         for entry in chunk.entries {
             if !CODE_KINDS.contains(&entry.kind.as_str()) {
                 continue;
             }
-            let text = code_symbol(
-                &entry.kind,
-                &entry.name,
-                &entry.qualified_name,
-                &entry.signature,
-                &entry.summary,
-            );
+            let text = CodeSymbol {
+                kind: &entry.kind,
+                name: &entry.name,
+                qualified_name: &entry.qualified_name,
+                signature: &entry.signature,
+                summary: &entry.summary,
+                doc: &entry.doc,
+                uses: &entry.uses,
+                members: &entry.members,
+            }
+            .text();
             let id = code_vector_id(&entry.entity_id, &text);
+            if entry.in_tests {
+                tests.insert(id.clone());
+            }
             if owners.insert(id.clone(), entry.entity_id).is_none() {
                 texts.push((id, text));
             }
@@ -349,6 +362,7 @@ async fn plan(
     let mut state = lock(graph);
     state.version = version.to_owned();
     state.owners = owners;
+    state.tests = tests;
     state.pending = pending;
     state.stale = stale;
     state.model = model;
@@ -356,32 +370,45 @@ async fn plan(
 }
 
 /// The dense leg for a code query: node ids of the nearest symbols at or above `floor`,
-/// best first, with their similarity.
+/// best first, with their similarity, at most [`limits::CANDIDATES_PER_LEG`]. With
+/// `production_only`, test code is left out before that cut: the leg reads deeper
+/// ([`limits::VECTOR_FETCH_DEPTH`]) so tests named like the task do not crowd out the code
+/// it describes.
 pub async fn nearest(
     vectors: &CodeVectors,
     clients: &Clients,
     context: &TenantContext,
     query: &str,
     floor: f64,
+    production_only: bool,
 ) -> Result<Vec<(String, f64)>, Error> {
+    let depth = if production_only {
+        limits::VECTOR_FETCH_DEPTH
+    } else {
+        limits::CANDIDATES_PER_LEG
+    };
     let hits = crate::dense::nearest(
         &clients.embedding,
         &clients.vectors,
         context,
         query,
         VectorScopeKind::Code,
+        depth,
     )
     .await?;
-    let kept: Vec<(String, f64)> = hits
-        .into_iter()
-        .filter(|h| h.score >= floor)
-        .map(|h| (h.entity_id, h.score))
-        .collect();
     // A vector the plan does not know (its symbol changed since) is dropped.
     let graph = vectors.graph(context.graph_id());
     let state = lock(&graph);
-    Ok(kept
+    Ok(hits
         .into_iter()
-        .filter_map(|(id, score)| state.owners.get(&id).map(|node| (node.clone(), score)))
+        .filter(|h| h.score >= floor)
+        .filter(|h| !(production_only && state.tests.contains(&h.entity_id)))
+        .filter_map(|h| {
+            state
+                .owners
+                .get(&h.entity_id)
+                .map(|node| (node.clone(), h.score))
+        })
+        .take(limits::CANDIDATES_PER_LEG)
         .collect())
 }

@@ -9,7 +9,8 @@ use codectx_proto::embedding::v1::{EmbedPurpose, EmbedRequest};
 use codectx_proto::vector::v1::{self as vector, VectorScopeKind};
 use codectx_tenant::TenantContext;
 
-/// The nearest vectors to `query` in `scope`, best first (at most
+/// The nearest vectors to `query` in `scope`, best first, at most `depth` (at most
+/// [`limits::VECTOR_FETCH_DEPTH`]; a caller that does not filter asks for
 /// [`limits::CANDIDATES_PER_LEG`]).
 pub async fn nearest(
     embedding: &EmbeddingClient,
@@ -17,6 +18,7 @@ pub async fn nearest(
     context: &TenantContext,
     query: &str,
     scope: VectorScopeKind,
+    depth: usize,
 ) -> Result<Vec<vector::VectorHit>, Error> {
     let embedded = embedding
         .embed(
@@ -39,7 +41,7 @@ pub async fn nearest(
             vector::NearestRequest {
                 model: embedded.model,
                 query: query_vector,
-                limit: limits::CANDIDATES_PER_LEG as u32,
+                limit: depth.min(limits::VECTOR_FETCH_DEPTH) as u32,
                 scope: scope as i32,
             },
         )

@@ -398,6 +398,7 @@ pub async fn recall(
             .rank(
                 context,
                 lexical::RankRequest {
+                    production_only: false,
                     scope: lexical::ScopeKind::Memory as i32,
                     query: query.into(),
                     limit: limits::CANDIDATES_PER_LEG as u32,
@@ -418,6 +419,7 @@ pub async fn recall(
                 context,
                 query,
                 vector::VectorScopeKind::Memory,
+                limits::CANDIDATES_PER_LEG,
             ),
         )
         .await

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::neighbours;
+use codectx_core::conventions::{is_test_name, is_test_path};
 use codectx_core::limits;
 use codectx_errors::Error;
 use codectx_graph::memory::{EntityInput, FactInput, MemoryEntity};
@@ -507,6 +509,7 @@ impl GraphHydratorService for GraphHydrator {
                                 error_messages: Vec::new(),
                                 summary: String::new(),
                                 facts: d.facts.clone(),
+                                ..Default::default()
                             })
                             .collect(),
                     })
@@ -521,6 +524,7 @@ impl GraphHydratorService for GraphHydrator {
             return Ok(Response::new(Box::pin(tokio_stream::iter(chunks))));
         }
         let context = code_context(&request)?;
+        let with_neighbours = request.get_ref().with_neighbours;
         let repository = self.require_graph(&context).await?;
         let mut kinds = SYMBOL_KINDS.to_vec();
         kinds.push(NodeKind::ErrorMessage);
@@ -529,6 +533,11 @@ impl GraphHydratorService for GraphHydrator {
             .store
             .nodes_of_kinds(context.graph_id(), &kinds)
             .await?;
+        let (uses, members) = if with_neighbours {
+            neighbours::names(self.store.as_ref(), context.graph_id()).await?
+        } else {
+            Default::default()
+        };
         let version = repository.version;
         let chunks: Vec<Result<pb::CorpusChunk, Status>> = nodes
             .chunks(CORPUS_CHUNK)
@@ -562,6 +571,10 @@ impl GraphHydratorService for GraphHydrator {
                                 n.summary.clone()
                             },
                             facts: Vec::new(),
+                            doc: n.doc.clone(),
+                            in_tests: n.test || is_test_path(&n.path) || is_test_name(&n.name),
+                            uses: uses.get(&n.id).cloned().unwrap_or_default(),
+                            members: members.get(&n.id).cloned().unwrap_or_default(),
                         })
                         .collect(),
                 })

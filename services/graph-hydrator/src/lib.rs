@@ -3,6 +3,7 @@
 //! `graph_id`; nothing in a request can name another graph.
 
 mod grpc;
+mod neighbours;
 pub mod snippet;
 pub mod store;
 

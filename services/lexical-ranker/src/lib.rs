@@ -131,6 +131,7 @@ fn matched_field(matched: Match) -> pb::MatchedField {
         Match::Ranked(Field::Signature) => pb::MatchedField::Signature,
         Match::Ranked(Field::Summary) => pb::MatchedField::Summary,
         Match::Ranked(Field::Fact) => pb::MatchedField::Fact,
+        Match::Ranked(Field::Doc) => pb::MatchedField::Doc,
     }
 }
 
@@ -219,6 +220,7 @@ impl LexicalRanker {
                             &loader_context,
                             StreamLexicalCorpusRequest {
                                 scope: scope as i32,
+                                with_neighbours: false,
                             },
                         )
                         .await?;
@@ -234,6 +236,8 @@ impl LexicalRanker {
                             error_messages: e.error_messages,
                             summary: e.summary,
                             facts: e.facts,
+                            doc: e.doc,
+                            in_tests: e.in_tests,
                         }));
                     }
                     // Memory is prose: its word forms fold; code names stay as written.
@@ -296,7 +300,12 @@ impl lexical_ranker_service_server::LexicalRankerService for LexicalRanker {
         let kinds = limits::normalize_kinds(message.kinds)?;
         let (index, version) = self.index(&context, scope_kind(message.scope)?).await?;
         Ok(Response::new(candidates(
-            index.rank(&message.query, limit(message.limit), &kinds),
+            index.rank_filtered(
+                &message.query,
+                limit(message.limit),
+                &kinds,
+                message.production_only,
+            ),
             version,
         )))
     }

@@ -240,7 +240,8 @@ impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
         let limit = if message.limit == 0 {
             limits::CANDIDATES_PER_LEG
         } else {
-            (message.limit as usize).min(limits::CANDIDATES_PER_LEG)
+            // A caller may read deeper than it fuses, to filter (limits.rs).
+            (message.limit as usize).min(limits::VECTOR_FETCH_DEPTH)
         };
         let hits = isolate(
             &scope,

@@ -154,7 +154,7 @@ fn statement(
                 signature: b.header(node, "body"),
                 start_line: line(node),
                 end_line: end_line(node),
-                summary: doc(node, b),
+                doc: doc(node, b),
                 parent: scope,
                 bases,
                 required_methods: required,
@@ -173,7 +173,7 @@ fn statement(
                         signature: b.text(member).trim_end_matches(';').to_owned(),
                         start_line: line(member),
                         end_line: end_line(member),
-                        summary: doc(member, b),
+                        doc: doc(member, b),
                         parent: index,
                         owner_type: qualified.clone(),
                         name: method,
@@ -190,7 +190,7 @@ fn statement(
                 signature: super::truncate_chars(b.text(node).lines().next().unwrap_or(""), 160),
                 start_line: line(node),
                 end_line: end_line(node),
-                summary: doc(node, b),
+                doc: doc(node, b),
                 parent: scope,
                 name,
                 ..Default::default()
@@ -347,8 +347,8 @@ fn assignment(
         b,
     );
     b.set_span(index, line(statement), end_line(statement));
-    let summary = super::truncate_chars(&doc(statement, b), 200);
-    b.facts.symbols[index as usize].summary = crate::redact::summary(&summary);
+    let text = doc(statement, b);
+    b.set_doc(index, &text);
     true
 }
 
@@ -417,8 +417,8 @@ fn define_property(
         expressions(other, index, context, describe, b);
     }
     b.set_span(index, line(statement), end_line(statement));
-    let summary = super::truncate_chars(&doc(statement, b), 200);
-    b.facts.symbols[index as usize].summary = crate::redact::summary(&summary);
+    let text = doc(statement, b);
+    b.set_doc(index, &text);
     true
 }
 
@@ -567,8 +567,8 @@ fn object_methods(
             b,
         );
         b.set_span(index, line(member), end_line(member));
-        let summary = super::truncate_chars(&doc(member, b), 200);
-        b.facts.symbols[index as usize].summary = crate::redact::summary(&summary);
+        let text = doc(member, b);
+        b.set_doc(index, &text);
     }
 }
 
@@ -677,7 +677,7 @@ fn function_like(
         signature: b.header(node, "body"),
         start_line: line(node),
         end_line: end_line(node),
-        summary: doc(node, b),
+        doc: doc(node, b),
         parent: scope,
         owner_type: owner.to_owned(),
         name: name.to_owned(),
@@ -744,7 +744,7 @@ fn class(node: SyntaxNode<'_>, scope: i32, context: &Context, b: &mut Builder<'_
         signature: b.header(node, "body"),
         start_line: line(node),
         end_line: end_line(node),
-        summary: doc(node, b),
+        doc: doc(node, b),
         parent: scope,
         bases,
         name,
@@ -793,8 +793,8 @@ fn class(node: SyntaxNode<'_>, scope: i32, context: &Context, b: &mut Builder<'_
                         );
                         // The span is the whole field, including its name and comment.
                         b.set_span(method, line(member), end_line(member));
-                        let summary = super::truncate_chars(&doc(member, b), 200);
-                        b.facts.symbols[method as usize].summary = crate::redact::summary(&summary);
+                        let text = doc(member, b);
+                        b.set_doc(method, &text);
                     }
                     Some(v) if v.kind() == "new_expression" => {
                         let type_name = b.field_text(v, "constructor").to_owned();
@@ -854,7 +854,7 @@ fn declarator_node(
             signature: super::truncate_chars(b.text(declarator).lines().next().unwrap_or(""), 160),
             start_line: line(declarator),
             end_line: end_line(declarator),
-            summary: doc(declaration, b),
+            doc: doc(declaration, b),
             parent: -1,
             name: name.clone(),
             ..Default::default()
@@ -863,9 +863,9 @@ fn declarator_node(
     match value {
         Some(v) if is_function_value(v) && scope < 0 => {
             let index = function_like(v, &name, "function", scope, "", context, describe, b);
-            let summary = super::truncate_chars(&doc(declaration, b), 200);
+            let text = doc(declaration, b);
             b.set_span(index, line(declaration), end_line(declaration));
-            b.facts.symbols[index as usize].summary = crate::redact::summary(&summary);
+            b.set_doc(index, &text);
         }
         Some(v)
             if v.kind() == "object"

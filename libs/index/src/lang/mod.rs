@@ -1,6 +1,7 @@
 //! Language extractors: tree-sitter syntax trees to [`FileFacts`]. Each language module
 //! walks its grammar's nodes; the helpers here keep them short and consistent.
 
+pub mod doc;
 pub mod go;
 pub mod java;
 pub mod javascript;
@@ -116,7 +117,9 @@ pub struct NewSymbol {
     pub signature: String,
     pub start_line: u32,
     pub end_line: u32,
-    pub summary: String,
+    /// The documentation text (comment markers stripped, or a docstring): the summary
+    /// and the doc are read from it (`doc.rs`).
+    pub doc: String,
     pub parent: i32,
     pub owner_type: String,
     pub bases: Vec<String>,
@@ -187,7 +190,11 @@ impl<'a> Builder<'a> {
             .into_owned(),
             start_line: symbol.start_line,
             end_line: symbol.end_line,
-            summary: redact::summary(&truncate_chars(&symbol.summary, SUMMARY_CHARS)),
+            summary: redact::summary(&truncate_chars(
+                &doc::first_line(&symbol.doc),
+                SUMMARY_CHARS,
+            )),
+            doc: redact::summary(&doc::prose(&symbol.doc)),
             fingerprint,
             parent: symbol.parent,
             owner_type: symbol.owner_type,
@@ -198,6 +205,14 @@ impl<'a> Builder<'a> {
             embedded: symbol.embedded,
         });
         (self.facts.symbols.len() - 1) as i32
+    }
+
+    /// Sets a symbol's summary and doc from its documentation text (for symbols whose
+    /// comment sits above a statement found after the symbol was added).
+    pub fn set_doc(&mut self, index: i32, text: &str) {
+        let symbol = &mut self.facts.symbols[index as usize];
+        symbol.summary = redact::summary(&truncate_chars(&doc::first_line(text), SUMMARY_CHARS));
+        symbol.doc = redact::summary(&doc::prose(text));
     }
 
     /// Moves a symbol's span (e.g. to cover `const f = () => ..`) and rehashes it.
@@ -361,7 +376,8 @@ impl<'a> Builder<'a> {
             .to_owned()
     }
 
-    /// The comment lines right above `node` (`//`, `///`, `#`), first meaningful line.
+    /// The comment block right above `node` (`//`, `///`, `#`, `/** */`; attributes and
+    /// decorators in between are skipped), its markers stripped, line by line.
     pub fn leading_comment(&self, node: SyntaxNode<'_>, prefixes: &[&str]) -> String {
         let mut lines = Vec::new();
         let mut current = node.prev_sibling();
@@ -373,7 +389,15 @@ impl<'a> Builder<'a> {
                 || kind == "decorator"
                 || kind == "marker_annotation"
                 || kind == "annotation";
-            if !(is_comment || is_attribute) || sibling.end_position().row + 1 < expected_row {
+            let adjacent = sibling.end_position().row + 1 >= expected_row;
+            // A `/** ... */` block documents the declaration after it even across blank
+            // lines (JSDoc, Javadoc, PHPDoc); other comments must touch it.
+            if is_comment && !adjacent && lines.is_empty() && self.text(sibling).starts_with("/**")
+            {
+                lines.push(self.text(sibling));
+                break;
+            }
+            if !(is_comment || is_attribute) || !adjacent {
                 break;
             }
             if is_comment {
@@ -383,30 +407,13 @@ impl<'a> Builder<'a> {
             current = sibling.prev_sibling();
         }
         lines.reverse();
-        first_comment_line(&lines.join("\n"), prefixes)
+        doc::comment_lines(&lines.join("\n"), prefixes).join("\n")
     }
 }
 
-/// The first non-empty line of a comment block, without comment markers.
+/// The first meaningful line of a comment block, without comment markers.
 pub fn first_comment_line(text: &str, prefixes: &[&str]) -> String {
-    for raw in text.lines() {
-        let mut line = raw.trim();
-        for prefix in prefixes {
-            if let Some(rest) = line.strip_prefix(prefix) {
-                line = rest;
-                break;
-            }
-        }
-        let line = line
-            .trim_start_matches('*')
-            .trim()
-            .trim_end_matches("*/")
-            .trim();
-        if !line.is_empty() && !line.starts_with('@') {
-            return line.to_owned();
-        }
-    }
-    String::new()
+    doc::first_line(&doc::comment_lines(text, prefixes).join("\n"))
 }
 
 /// 1-based first line of a node.

@@ -89,9 +89,7 @@ fn docstring(body: Option<SyntaxNode<'_>>, b: &Builder<'_>) -> String {
     else {
         return String::new();
     };
-    string_value(b.text(string))
-        .map(|s| super::first_comment_line(&s, &[]))
-        .unwrap_or_default()
+    string_value(b.text(string)).unwrap_or_default()
 }
 
 fn statement_node(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &mut Builder<'_>) {
@@ -299,7 +297,7 @@ fn definition_node(
             signature,
             start_line: line(outer),
             end_line: end_line(outer),
-            summary: docstring(body, b),
+            doc: docstring(body, b),
             parent: scope,
             bases,
             test,
@@ -325,7 +323,7 @@ fn definition_node(
         signature,
         start_line: line(outer),
         end_line: end_line(outer),
-        summary: docstring(body, b),
+        doc: docstring(body, b),
         parent: scope,
         owner_type,
         test,

@@ -31,6 +31,7 @@ pub(super) fn file_node(
         },
         fingerprint: file.content_hash.clone(),
         test: false,
+        doc: String::new(),
     };
     out.file_id = node.id.clone();
     out.nodes.push(node);
@@ -65,6 +66,7 @@ pub(super) fn symbols(index: &Index<'_>, out: &mut FileOut<'_>) {
             end_line: symbol.end_line,
             signature: symbol.signature.clone(),
             summary: symbol.summary.clone(),
+            doc: symbol.doc.clone(),
             fingerprint: symbol.fingerprint.clone(),
             test: symbol.test,
         });

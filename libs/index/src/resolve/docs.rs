@@ -62,6 +62,7 @@ impl Mentions {
                 end_line: section.end_line,
                 signature: String::new(),
                 summary: String::new(),
+                doc: String::new(),
                 fingerprint: section.fingerprint.clone(),
                 test: false,
             });

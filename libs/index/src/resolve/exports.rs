@@ -148,6 +148,7 @@ fn alias(
         end_line: line,
         signature: format!("re-exports {}", target.qualified_name),
         summary: String::new(),
+        doc: String::new(),
         fingerprint: String::new(),
         test: false,
     });

@@ -102,6 +102,7 @@ fn plain_node(id: String, kind: NodeKind, name: &str, qualified_name: &str) -> N
         end_line: 0,
         signature: String::new(),
         summary: String::new(),
+        doc: String::new(),
         fingerprint: String::new(),
         test: false,
     }

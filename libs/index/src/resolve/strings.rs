@@ -48,6 +48,7 @@ pub(super) fn nodes(graph_id: &str, index: &Index<'_>, out: &mut FileOut<'_>) {
             },
             fingerprint: String::new(),
             test: false,
+            doc: String::new(),
         });
         let from = out.symbol_or_file(index, error.enclosing);
         out.edge(

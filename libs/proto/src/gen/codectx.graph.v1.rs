@@ -198,6 +198,10 @@ pub struct ReadSnippetResponse {
 pub struct StreamLexicalCorpusRequest {
     #[prost(enumeration = "super::super::lexical::v1::ScopeKind", tag = "1")]
     pub scope: i32,
+    /// Code: also send each symbol's `uses` and `members` (the dense leg's text needs them;
+    /// BM25 does not).
+    #[prost(bool, tag = "2")]
+    pub with_neighbours: bool,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct CorpusEntry {
@@ -223,6 +227,20 @@ pub struct CorpusEntry {
     /// `subject predicate` (incoming): a word of a fact finds the entity it describes.
     #[prost(string, repeated, tag = "9")]
     pub facts: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// A code symbol's doc comment prose on one line (redacted, at most 600 characters):
+    /// matched by retrieval, never shown.
+    #[prost(string, tag = "10")]
+    pub doc: ::prost::alloc::string::String,
+    /// A code symbol that is a test or lives in a test file (`*_test.go`, `tests/`, ...):
+    /// ranked legs leave it out unless the query is about tests.
+    #[prost(bool, tag = "11")]
+    pub in_tests: bool,
+    /// With `with_neighbours`: the names of what a function calls (resolved calls, in
+    /// call order, at most 12) and of a type's members (at most 12).
+    #[prost(string, repeated, tag = "12")]
+    pub uses: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    #[prost(string, repeated, tag = "13")]
+    pub members: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct CorpusChunk {

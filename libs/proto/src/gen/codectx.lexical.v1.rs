@@ -21,6 +21,10 @@ pub struct RankRequest {
     /// Restrict to these entity kinds (function, method, type, ...); empty means all.
     #[prost(string, repeated, tag = "4")]
     pub kinds: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// Code: leave test code (tests, test files) out of the ranked (BM25) candidates;
+    /// exact matches stay.
+    #[prost(bool, tag = "5")]
+    pub production_only: bool,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct Candidate {
@@ -99,6 +103,7 @@ pub enum MatchedField {
     Signature = 9,
     Summary = 10,
     Fact = 11,
+    Doc = 12,
 }
 impl MatchedField {
     /// String value of the enum field names used in the ProtoBuf definition.
@@ -119,6 +124,7 @@ impl MatchedField {
             Self::Signature => "MATCHED_FIELD_SIGNATURE",
             Self::Summary => "MATCHED_FIELD_SUMMARY",
             Self::Fact => "MATCHED_FIELD_FACT",
+            Self::Doc => "MATCHED_FIELD_DOC",
         }
     }
     /// Creates an enum from field names used in the ProtoBuf definition.
@@ -136,6 +142,7 @@ impl MatchedField {
             "MATCHED_FIELD_SIGNATURE" => Some(Self::Signature),
             "MATCHED_FIELD_SUMMARY" => Some(Self::Summary),
             "MATCHED_FIELD_FACT" => Some(Self::Fact),
+            "MATCHED_FIELD_DOC" => Some(Self::Doc),
             _ => None,
         }
     }

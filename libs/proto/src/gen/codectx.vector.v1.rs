@@ -38,7 +38,8 @@ pub struct NearestRequest {
     pub model: ::core::option::Option<super::super::embedding::v1::ModelIdentity>,
     #[prost(float, repeated, tag = "2")]
     pub query: ::prost::alloc::vec::Vec<f32>,
-    /// At most 10.
+    /// At most 30 (a caller reads deeper than the 10 it fuses when it filters, e.g. test
+    /// code out); 0 means 10.
     #[prost(uint32, tag = "3")]
     pub limit: u32,
     #[prost(enumeration = "VectorScopeKind", tag = "4")]

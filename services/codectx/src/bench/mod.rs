@@ -117,7 +117,7 @@ fn parse_floors(text: &str) -> Result<codectx_context_assembler::CodeFloors, Str
             lexical_weight,
         }),
         _ => Err(format!(
-            "{text:?}: give DENSE,LEXICAL or DENSE,LEXICAL,WEAK_LEXICAL_WEIGHT, e.g. 0.37,2.0,0.5"
+            "{text:?}: give DENSE,LEXICAL or DENSE,LEXICAL,WEAK_LEXICAL_WEIGHT, e.g. 0.39,1.6,0.3"
         )),
     }
 }

@@ -452,6 +452,7 @@ mod tests {
             end_line: lines.1,
             signature: String::new(),
             summary: String::new(),
+            doc: String::new(),
             fingerprint: String::new(),
             test: false,
         }
