@@ -14,7 +14,7 @@ Candidates (each model file pinned by SHA-256; licences in docs/BENCHMARKS.md):
 
 Code: the calibration repositories are indexed with `codectx index` into WORK/graph; each
 symbol of an embedded kind is embedded by the text libs/core/src/embedding_text.rs
-`code_symbol` builds (the same rule, written again here), each task by its words (with the
+`CodeSymbol::text` builds (the same rule, written again here), each task by its words (with the
 model's query prefix). Reported: how often the labelled symbol ranks first, in the top 8
 (the entries minimal_context returns) and top 20, and how many of the 112 tasks one floor
 on the top similarity answers right (the labelled symbol in the top 8 above the floor, or
@@ -193,8 +193,8 @@ def identifier_words(text):
     return words
 
 
-def code_symbol(kind, name, qualified_name, signature, summary):
-    """libs/core/src/embedding_text.rs code_symbol."""
+def code_symbol(kind, name, qualified_name, signature, summary, path, doc, uses, members):
+    """libs/core/src/embedding_text.rs CodeSymbol::text."""
     text = f"{kind} {' '.join(identifier_words(name))}"
     tail = qualified_name.rsplit("/", 1)[-1]
     qualifier = tail[: -len(name)] if name and tail.endswith(name) else tail
@@ -202,7 +202,11 @@ def code_symbol(kind, name, qualified_name, signature, summary):
     context = identifier_words(" ".join(parts[-2:]))
     if context:
         text += " in " + " ".join(context)
-    for part in (signature.strip()[:60], summary.strip()[:120]):
+    doc = doc.strip() or summary.strip()
+    words = lambda label, names, most: (
+        label + " " + ", ".join(" ".join(identifier_words(n)) for n in names[:most]) if names else "")
+    for part in (signature.strip()[:60], doc[:200], words("uses", uses, 10), words("has", members, 12)):
+        part = part.rstrip(".")
         if part:
             text += ". " + part
     return text
@@ -236,7 +240,7 @@ def code_eval(query, passage, symbols, tasks):
     ranks, judged, embedded, seconds, query_ms = [], [], 0, 0.0, []
     for key, nodes in symbols.items():
         began = time.perf_counter()
-        vectors = passage([code_symbol(*n[:5]) for n in nodes])
+        vectors = passage([code_symbol(*n) for n in nodes])
         seconds += time.perf_counter() - began
         embedded += len(nodes)
         for task in (t for t in tasks if t["repo"] == key):
@@ -297,8 +301,22 @@ def main():
     symbols = {}
     for key in REPOS:
         rows = db.execute(
-            "select n.kind, n.name, n.qualified_name, n.signature, n.summary, n.path from nodes n "
-            "join graphs g on g.gid = n.gid where g.name = ? order by n.id", (key,)).fetchall()
+            "select n.kind, n.name, n.qualified_name, n.signature, n.summary, n.path, n.doc, n.nid "
+            "from nodes n join graphs g on g.gid = n.gid where g.name = ? order by n.id", (key,)).fetchall()
+        # What each symbol uses and holds (services/graph-hydrator/src/neighbours.rs).
+        uses, members = {}, {}
+        for target, source_kinds, target_kinds, code in (
+                (uses, ("function", "method"), ("function", "method", "class"), 10),
+                (members, ("class", "type", "interface"), ("method", "function", "constant", "variable"), 20)):
+            for source, name in db.execute(
+                    "select a.nid, b.name from nodes a join edges e on e.src = a.nid join nodes b on b.nid = e.dst "
+                    "join graphs g on g.gid = a.gid where g.name = ? and e.kind = ? "
+                    f"and a.kind in ({','.join('?' * len(source_kinds))}) and b.kind in ({','.join('?' * len(target_kinds))}) "
+                    "order by a.id, e.line, b.id", (key, code, *source_kinds, *target_kinds)):
+                names = target.setdefault(source, [])
+                if len(names) < 12 and name not in names:
+                    names.append(name)
+        rows = [r[:7] + (uses.get(r[7], []), members.get(r[7], [])) for r in rows]
         symbols[key] = [r for r in rows if r[0] in CODE_KINDS]
     code = json.loads(pathlib.Path("bench/calibration/code.json").read_text())["questions"]
     memory = json.loads(pathlib.Path("bench/calibration/memory.json").read_text())
