@@ -123,6 +123,21 @@ fn is_indexable(path: &str) -> bool {
     Language::from_path(path).is_some() || path.ends_with(".md") || manifest::is_manifest(path)
 }
 
+/// A file without an extension whose `#!` line names a language the indexer reads (shell
+/// scripts, mostly): only its first bytes are read here.
+fn is_script(absolute: &Path, path: &str) -> bool {
+    use std::io::Read;
+    if layout::file_name(path).contains('.') {
+        return false;
+    }
+    let mut head = [0u8; 128];
+    let Ok(read) = std::fs::File::open(absolute).and_then(|mut f| f.read(&mut head)) else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&head[..read]);
+    Language::from_shebang(head.lines().next().unwrap_or("")).is_some()
+}
+
 fn is_generated_name(path: &str) -> bool {
     let name = layout::file_name(path);
     name.ends_with(".pb.go")
@@ -170,7 +185,7 @@ fn walk(root: &Path) -> Result<Vec<Candidate>, Error> {
             continue;
         };
         let path = relative.replace('\\', "/");
-        if !is_indexable(&path) || is_generated_name(&path) {
+        if is_generated_name(&path) || !(is_indexable(&path) || is_script(entry.path(), &path)) {
             continue;
         }
         let Ok(metadata) = entry.metadata() else {
@@ -253,7 +268,7 @@ fn parse_file(
         facts.sections = markdown::sections(&text);
         return (facts, Some(false));
     }
-    let Some(language) = Language::from_path(&candidate.path) else {
+    let Some(language) = Language::for_source(&candidate.path, &text) else {
         return (facts, None);
     };
     facts.language = language.name().to_owned();

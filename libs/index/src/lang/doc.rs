@@ -5,6 +5,10 @@
 //! [`DOC_CHARS`]: what retrieval matches a plain-language task against (the BM25 doc
 //! field and the dense leg's text), never rendered in answers (ADR 0011).
 
+use std::sync::OnceLock;
+
+use regex::{Captures, Regex};
+
 /// Longest doc kept, in characters: the first paragraphs of a docstring hold what a
 /// symbol is for; reference sections below them (parameters, examples) matter less and
 /// cost model time in the dense leg.
@@ -28,14 +32,39 @@ pub fn comment_lines<'t>(text: &'t str, prefixes: &[&str]) -> Vec<&'t str> {
         .collect()
 }
 
+/// C# (and VB, F#) XML documentation tags as text: `<summary>`, `<para>` and the like
+/// go; `<see cref="X"/>` and `<paramref name="x"/>` read `X`, `x`; `<param name="x">`
+/// reads `x`. Other angle brackets (`List<T>`) stay.
+pub fn without_xml_tags(line: &str) -> std::borrow::Cow<'_, str> {
+    static TAGS: OnceLock<Regex> = OnceLock::new();
+    if !line.contains('<') {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let tags = TAGS.get_or_init(|| {
+        Regex::new(
+            r#"</?(summary|remarks|returns|value|para|example|code|c|exception|list|item|description|term|inheritdoc|include|see|seealso|paramref|typeparamref|param|typeparam)\b(?:\s+\w+\s*=\s*"([^"]*)")?\s*/?>"#,
+        )
+        .expect("valid pattern")
+    });
+    tags.replace_all(line, |c: &Captures<'_>| {
+        c.get(2)
+            .map(|value| format!("{} ", value.as_str()))
+            .unwrap_or_default()
+    })
+}
+
 /// The first meaningful line of a comment's text (markers already stripped): not empty,
 /// not a tag (`@param`).
 pub fn first_line(text: &str) -> String {
     text.lines()
-        .map(str::trim)
+        .map(|line| {
+            without_xml_tags(line)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .find(|line| !line.is_empty() && !line.starts_with('@'))
         .unwrap_or_default()
-        .to_owned()
 }
 
 /// The prose of a comment's text (markers already stripped) on one line, at most
@@ -50,7 +79,8 @@ pub fn prose(text: &str) -> String {
     let mut example = false;
     let mut length = 0usize;
     'lines: for raw in text.lines() {
-        let line = raw.trim();
+        let line = without_xml_tags(raw);
+        let line = line.trim();
         if line.starts_with("```") || line.starts_with("~~~") {
             fenced = !fenced;
             continue;
@@ -136,6 +166,17 @@ mod tests {
         assert_eq!(prose(js), "Merges two configs. config1 the defaults");
         let rust = "Zips two iterators.\n\n# Examples\n\n```\nlet x = 1;\n```\n\nSee [`Zip`].";
         assert_eq!(prose(rust), "Zips two iterators. Examples See [Zip].");
+    }
+
+    #[test]
+    fn xml_documentation_reads_as_text() {
+        let doc = "<summary>\nAdds the <see cref=\"TaxRate\"/> to a <c>List<T></c>.\n</summary>\n\
+                   <param name=\"lines\">The invoice lines.</param>";
+        assert_eq!(first_line(doc), "Adds the TaxRate to a List<T>.");
+        assert_eq!(
+            prose(doc),
+            "Adds the TaxRate to a List<T>. lines The invoice lines."
+        );
     }
 
     #[test]

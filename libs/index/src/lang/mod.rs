@@ -5,10 +5,12 @@ pub mod doc;
 pub mod go;
 pub mod java;
 pub mod javascript;
+pub mod languages;
 pub mod python;
 pub mod references;
 pub mod rust;
 pub mod strings;
+pub mod tags;
 
 use codectx_graph::model::content_hash;
 use tree_sitter::Node as SyntaxNode;
@@ -18,6 +20,7 @@ use crate::facts::{
 };
 use crate::layout::Layout;
 use crate::redact;
+pub use languages::Tagged;
 
 /// The languages the indexer parses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,6 +32,8 @@ pub enum Language {
     TypeScript,
     Tsx,
     Java,
+    /// Read through its query file (`tags.rs`, `languages.rs`).
+    Tagged(Tagged),
 }
 
 impl Language {
@@ -42,6 +47,45 @@ impl Language {
             "ts" | "mts" | "cts" => Language::TypeScript,
             "tsx" => Language::Tsx,
             "java" => Language::Java,
+            other => Language::Tagged(Tagged::from_extension(other)?),
+        })
+    }
+
+    /// [`from_path`](Self::from_path), with a `.h` header read as C++ when its text says
+    /// so (classes, namespaces, templates, access specifiers): C and C++ share the
+    /// extension.
+    pub fn for_source(path: &str, text: &str) -> Option<Language> {
+        let Some(language) = Language::from_path(path) else {
+            // A script without an extension says what it is on its first line.
+            return if crate::layout::file_name(path).contains('.') {
+                None
+            } else {
+                Language::from_shebang(text.lines().next().unwrap_or(""))
+            };
+        };
+        if language == Language::Tagged(Tagged::C) && path.ends_with(".h") && looks_like_cpp(text) {
+            return Some(Language::Tagged(Tagged::Cpp));
+        }
+        Some(language)
+    }
+
+    /// The language a `#!` line names (`#!/usr/bin/env bash`, `#!/usr/bin/python3`).
+    pub fn from_shebang(first_line: &str) -> Option<Language> {
+        let command = first_line.strip_prefix("#!")?.trim();
+        let mut words = command.split_whitespace();
+        let mut program = words.next()?.rsplit('/').next()?;
+        if program == "env" {
+            program = words.find(|w| !w.starts_with('-'))?;
+        }
+        let program = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        Some(match program {
+            "bash" | "sh" | "zsh" | "ksh" | "dash" => Language::Tagged(Tagged::Bash),
+            "python" => Language::Python,
+            "node" => Language::JavaScript,
+            "ruby" => Language::Tagged(Tagged::Ruby),
+            "php" => Language::Tagged(Tagged::Php),
+            "lua" => Language::Tagged(Tagged::Lua),
+            "elixir" => Language::Tagged(Tagged::Elixir),
             _ => return None,
         })
     }
@@ -54,6 +98,7 @@ impl Language {
             Language::JavaScript => "javascript",
             Language::TypeScript | Language::Tsx => "typescript",
             Language::Java => "java",
+            Language::Tagged(tagged) => tagged.spec().name,
         }
     }
 
@@ -66,8 +111,24 @@ impl Language {
             Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
             Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
             Language::Java => tree_sitter_java::LANGUAGE.into(),
+            Language::Tagged(tagged) => (tagged.spec().grammar)(),
         }
     }
+}
+
+/// Whether a header's text is C++: a line that declares a class, namespace or template,
+/// or an access specifier.
+fn looks_like_cpp(text: &str) -> bool {
+    text.lines().any(|line| {
+        let line = line.trim_start();
+        line.starts_with("class ")
+            || line.starts_with("namespace ")
+            || line.starts_with("template <")
+            || line.starts_with("template<")
+            || line.starts_with("public:")
+            || line.starts_with("private:")
+            || line.starts_with("protected:")
+    })
 }
 
 /// Extracts facts from one parsed file.
@@ -87,6 +148,13 @@ pub fn extract(
             javascript::extract(tree.root_node(), &mut builder, layout)
         }
         Language::Java => java::extract(tree.root_node(), &mut builder, layout),
+        Language::Tagged(tagged) => tags::extract(
+            tagged.spec(),
+            tagged.query(),
+            tree.root_node(),
+            &mut builder,
+            layout,
+        ),
     }
     let innermost = builder.innermost_by_line();
     references::collect(language, tree.root_node(), &innermost, &mut builder);
@@ -580,6 +648,29 @@ mod tests {
         assert_eq!(clean_type("[]byte"), "byte");
         assert_eq!(clean_type("string[]"), "Array");
         assert_eq!(clean_type("final List<String>"), "List");
+    }
+
+    #[test]
+    fn shebangs_name_languages() {
+        for (line, language) in [
+            ("#!/bin/sh", Some(Language::Tagged(Tagged::Bash))),
+            ("#!/usr/bin/env bash", Some(Language::Tagged(Tagged::Bash))),
+            ("#!/usr/bin/python3.11", Some(Language::Python)),
+            (
+                "#!/usr/bin/env -S node --no-warnings",
+                Some(Language::JavaScript),
+            ),
+            ("#!/usr/bin/env ruby", Some(Language::Tagged(Tagged::Ruby))),
+            ("#!/usr/bin/perl", None),
+            ("# not a shebang", None),
+        ] {
+            assert_eq!(Language::from_shebang(line), language, "{line}");
+        }
+        assert_eq!(
+            Language::for_source("bin/tool", "#!/bin/bash\necho hi\n"),
+            Some(Language::Tagged(Tagged::Bash))
+        );
+        assert_eq!(Language::for_source("notes.txt", "#!/bin/bash\n"), None);
     }
 
     #[test]

@@ -197,7 +197,7 @@ fn spec(language: Language) -> Option<&'static Spec> {
         Language::Python => Some(&PYTHON),
         Language::JavaScript | Language::TypeScript | Language::Tsx => Some(&JAVASCRIPT),
         Language::Rust => Some(&RUST),
-        Language::Java => None,
+        Language::Java | Language::Tagged(_) => None,
     }
 }
 

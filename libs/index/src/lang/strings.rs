@@ -29,6 +29,7 @@ fn literal_kinds(language: Language) -> &'static [&'static str] {
         }
         Language::Rust => &["string_literal", "raw_string_literal"],
         Language::Java => &["string_literal", "text_block"],
+        Language::Tagged(tagged) => tagged.spec().string_kinds,
     }
 }
 
@@ -43,6 +44,12 @@ const IGNORED: &[&str] = &[
     "decorator",
     "annotation",
     "marker_annotation",
+    // The languages read through query files: includes, usings and imports.
+    "preproc_include",
+    "import",
+    "using_directive",
+    "namespace_use_declaration",
+    "import_or_export",
 ];
 
 /// Interpolation children of a literal node.
@@ -79,15 +86,22 @@ fn is_bare_statement(parent: Option<SyntaxNode<'_>>) -> bool {
 
 /// A `require('x')` / `import('x')` specifier.
 fn is_module_specifier(
+    language: Language,
     node: SyntaxNode<'_>,
     parent: Option<SyntaxNode<'_>>,
     b: &Builder<'_>,
 ) -> bool {
-    parent
-        .filter(|p| p.kind() == "arguments")
+    // In Kotlin or Scala, `require(cond, "message")` checks an argument.
+    let javascript = matches!(
+        language,
+        Language::JavaScript | Language::TypeScript | Language::Tsx
+    );
+    javascript
+        && parent
+            .filter(|p| p.kind() == "arguments")
         .and_then(|a| a.parent())
         .and_then(|call| call.child_by_field_name("function"))
-        .is_some_and(|f| matches!(b.text(f), "require" | "import"))
+            .is_some_and(|f| matches!(b.text(f), "require" | "import"))
         // Go struct tags, `export ... from 'x'`.
         || parent.is_some_and(|p| {
             matches!(p.kind(), "field_declaration" | "export_statement")
@@ -160,7 +174,7 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
             if parts.is_empty()
                 || is_docstring(parent)
                 || is_bare_statement(parent)
-                || is_module_specifier(node, parent, b)
+                || is_module_specifier(language, node, parent, b)
             {
                 continue;
             }

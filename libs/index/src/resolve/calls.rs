@@ -7,7 +7,7 @@ use codectx_graph::{Confidence, EdgeKind, NodeKind};
 
 use super::scope::Index;
 use super::tested_by::Tested;
-use super::{FileOut, Repo, SymbolRef, Target, is_callable, is_test_symbol};
+use super::{FileOut, Repo, SymbolRef, Target, is_callable, is_test_symbol, is_type};
 use crate::lang::clean_type;
 
 /// CALLS edges of one file; a test's resolved call of a non-test symbol is also noted in
@@ -142,8 +142,9 @@ impl<'a> Index<'a> {
             }
             return None;
         }
-        // Java and TS/JS methods call siblings without `this`.
-        if matches!(facts.language.as_str(), "java")
+        // Java (and the languages whose spec says so: C++, C#, Kotlin, ...) call their
+        // type's methods without `this`.
+        if (facts.language == "java" || crate::lang::Tagged::implicit_self(&facts.language))
             && let Some(type_ref) = self.enclosing_type(file, scope)
             && let Some(found) = self.method_of(type_ref, name, arguments, 0)
         {
@@ -173,8 +174,14 @@ impl<'a> Index<'a> {
         {
             return Some(found);
         }
-        // Go dot imports put another package's names in scope.
-        for import in facts.imports.iter().filter(|i| i.alias == ".") {
+        // Go dot imports put another package's names in scope, as every import does in
+        // the languages whose spec says so (C# `using`, Dart, Swift, Elixir `import`).
+        let opens_scope = crate::lang::Tagged::imports_open_scope(&facts.language);
+        for import in facts
+            .imports
+            .iter()
+            .filter(|i| i.alias == "." || opens_scope)
+        {
             if let Some(found) = self.qualified(&format!("{}{sep}{name}", import.target), |s| {
                 is_callable(&s.kind) && s.kind != "method"
             }) {
@@ -309,11 +316,29 @@ impl<'a> Index<'a> {
             );
         }
         if let Some(candidates) = self.by_name.get(plain) {
-            let callable: Vec<SymbolRef> = candidates
+            let mut callable: Vec<SymbolRef> = candidates
                 .iter()
                 .copied()
                 .filter(|r| is_callable(&self.symbol(*r).kind) && !self.symbol(*r).test)
                 .collect();
+            // A class and its own constructors (C#, C++, Dart name them after it): the
+            // call builds the class.
+            if callable.len() > 1 {
+                let classes: Vec<SymbolRef> = callable
+                    .iter()
+                    .copied()
+                    .filter(|r| is_type(&self.symbol(*r).kind))
+                    .collect();
+                if let [class] = classes[..] {
+                    let class_name = &self.symbol(class).qualified_name;
+                    if callable
+                        .iter()
+                        .all(|r| *r == class || self.symbol(*r).owner_type == *class_name)
+                    {
+                        callable = vec![class];
+                    }
+                }
+            }
             let receiver_is_module =
                 !receiver.is_empty() && self.expand_alias(file, receiver).is_some();
             // `d.items()`, `fp.read()`, `list.push()`: on a receiver of unknown type, a

@@ -55,7 +55,10 @@ enum Target {
 }
 
 fn separator(language: &str) -> &'static str {
-    if language == "rust" { "::" } else { "." }
+    if language == "rust" {
+        return "::";
+    }
+    crate::lang::Tagged::by_name(language).map_or(".", |tagged| tagged.spec().scope_separator)
 }
 
 fn is_callable(kind: &str) -> bool {

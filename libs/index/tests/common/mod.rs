@@ -215,6 +215,18 @@ impl Indexed {
             .collect()
     }
 
+    /// Plain string literals (8+ characters) written in `path`: (text, line).
+    pub async fn strings_in(&self, path: &str) -> Vec<(String, u32)> {
+        self.store
+            .nodes_in_path(&self.graph, path)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.kind == NodeKind::StringLiteral)
+            .map(|n| (n.name, n.start_line))
+            .collect()
+    }
+
     pub async fn expand_out(&self, qualified: &str, kinds: Vec<EdgeKind>) -> Vec<String> {
         let node = self.symbol(qualified).await;
         let (expansions, _) = query::expand(
