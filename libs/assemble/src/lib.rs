@@ -31,8 +31,10 @@ pub struct Fused {
 }
 
 /// Fuses ranked legs with RRF (k = 60). Exact matches come first (in their own order),
-/// then the rest by fused score; ties break by id. Duplicates across legs merge into one
-/// entity with every leg that found it.
+/// then the rest by fused score; a tie goes to the candidate seen first (the legs in the
+/// order given, each by rank), never to an id: ids differ between two graphs of the same
+/// code, and the answer must not. Duplicates across legs merge into one entity with every
+/// leg that found it.
 pub fn fuse(exact: &[String], legs: &[(Leg, Vec<String>)], limit: usize) -> Vec<Fused> {
     let weighted: Vec<(Leg, &[String], f64)> = legs
         .iter()
@@ -84,10 +86,8 @@ pub fn fuse_weighted(exact: &[String], legs: &[(Leg, &[String], f64)], limit: us
         .enumerate()
         .map(|(i, id)| (id.as_str(), i))
         .collect();
-    let mut out: Vec<Fused> = order
-        .into_iter()
-        .filter_map(|id| fused.remove(id))
-        .collect();
+    let seen_at: HashMap<&str, usize> = order.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    let mut out: Vec<Fused> = order.iter().filter_map(|id| fused.remove(id)).collect();
     out.sort_by(|a, b| {
         match (
             exact_order.get(a.id.as_str()),
@@ -96,7 +96,10 @@ pub fn fuse_weighted(exact: &[String], legs: &[(Leg, &[String], f64)], limit: us
             (Some(x), Some(y)) => x.cmp(y),
             (Some(_), None) => std::cmp::Ordering::Less,
             (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)),
+            (None, None) => b
+                .score
+                .total_cmp(&a.score)
+                .then_with(|| seen_at[a.id.as_str()].cmp(&seen_at[b.id.as_str()])),
         }
     });
     for entry in &mut out {
@@ -300,6 +303,21 @@ mod tests {
         let fused = fuse(&ids(&["a"]), &[(Leg::Name, ids(&["a", "a", "b"]))], 10);
         assert_eq!(fused.len(), 2);
         assert_eq!(fused[0].legs, vec![Leg::Exact, Leg::Name]);
+    }
+
+    #[test]
+    fn a_tie_goes_to_the_candidate_seen_first_not_to_an_id() {
+        // `z` and `a` score the same (ranks 1 and 2 each); `z` was seen first.
+        let fused = fuse(
+            &[],
+            &[
+                (Leg::Name, ids(&["z", "a"])),
+                (Leg::Vector, ids(&["a", "z"])),
+            ],
+            10,
+        );
+        assert_eq!(fused[0].score, fused[1].score);
+        assert_eq!(fused[0].id, "z");
     }
 
     #[test]
