@@ -26,6 +26,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 TOOLS = {
     "list_repositories",
+    "describe_repository",
     "minimal_context",
     "search",
     "get_symbol_context",
@@ -96,6 +97,13 @@ async def tenant_a(args: argparse.Namespace) -> None:
 
         error, value, _ = await call(client, "list_repositories", {})
         expect(not error and [r["name"] for r in value["entries"]] == ["shop"], "list_repositories", value)
+
+        # describe_repository: the fixture's languages and how deeply each is read.
+        error, value, text = await call(client, "describe_repository", {"repository": "shop"})
+        go = [l for l in value.get("languages", []) if l["language"] == "go"]
+        expect(not error and value["repository"]["name"] == "shop" and go and go[0]["depth"] == "deep"
+               and go[0]["symbols"] > 0, "describe_repository", value)
+        expect("go: " in text and "; deep: " in text, "describe_repository reads as text", text)
 
         # A callers query and a symbol-context query return exactly the expected entries.
         error, value, _ = await call(

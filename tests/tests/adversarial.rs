@@ -253,6 +253,11 @@ fn tools() -> Vec<(&'static str, Value, Vec<&'static str>)> {
     vec![
         ("list_repositories", json!({}), vec![]),
         (
+            "describe_repository",
+            json!({"repository": "shop"}),
+            vec!["repository"],
+        ),
+        (
             "search",
             json!({"repository": "shop", "query": "Server"}),
             vec!["repository", "query", "kinds"],

@@ -66,6 +66,20 @@ async fn one_answer_per_tool() {
     );
 
     let answer = assembler
+        .describe_repository(c, pb::DescribeRepositoryRequest {})
+        .await
+        .unwrap();
+    let mut value = json(&answer);
+    // The commit and time of the fixture's index run are not part of the contract.
+    value["repository"]["indexed_at"] = Value::from("[time]");
+    value["repository"]["commit"] = Value::from("[commit]");
+    insta::assert_json_snapshot!("describe_repository", value);
+    insta::assert_snapshot!(
+        "describe_repository_text",
+        codectx_gateway::render::render(&value)
+    );
+
+    let answer = assembler
         .search(
             c,
             pb::SearchRequest {

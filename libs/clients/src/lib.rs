@@ -367,6 +367,7 @@ context_client! {
         read describe(common::v1::DescribeRequest) -> common::v1::DescribeResponse;
         read lookup_symbols(graph::v1::LookupSymbolsRequest) -> graph::v1::LookupSymbolsResponse;
         read get_symbol_cards(graph::v1::GetSymbolCardsRequest) -> graph::v1::GetSymbolCardsResponse;
+        read describe_graph(graph::v1::DescribeGraphRequest) -> graph::v1::DescribeGraphResponse;
         read expand(graph::v1::ExpandRequest) -> graph::v1::ExpandResponse;
         read get_call_graph(graph::v1::GetCallGraphRequest) -> graph::v1::ExpandResponse;
         read get_implementations(graph::v1::SymbolRelationRequest) -> graph::v1::ExpandResponse;
@@ -407,6 +408,7 @@ context_client! {
         read pr_context(assembler::v1::PrContextRequest) -> assembler::v1::ContextAnswer;
         read search(assembler::v1::SearchRequest) -> assembler::v1::ContextAnswer;
         read code_snippet(assembler::v1::CodeSnippetRequest) -> assembler::v1::ContextAnswer;
+        read describe_repository(assembler::v1::DescribeRepositoryRequest) -> assembler::v1::ContextAnswer;
         read recall(assembler::v1::RecallRequest) -> assembler::v1::ContextAnswer;
         write remember(assembler::v1::RememberRequest) -> assembler::v1::ContextAnswer;
         write forget(assembler::v1::ForgetRequest) -> assembler::v1::ContextAnswer;

@@ -5,4 +5,5 @@ pub mod auth;
 pub mod conventions;
 pub mod embedding_text;
 pub mod ids;
+pub mod languages;
 pub mod limits;

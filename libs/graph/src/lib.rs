@@ -41,6 +41,15 @@ pub struct EdgePage {
     pub total: usize,
 }
 
+/// One language of a graph (`GraphStore::language_counts`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LanguageCount {
+    pub language: String,
+    pub files: u64,
+    pub symbols: u64,
+    pub tests: u64,
+}
+
 /// The storage contract. Every read is rooted at a `graph_id`.
 #[async_trait]
 pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
@@ -94,6 +103,8 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
     ) -> Result<EdgePage, Error>;
     /// Every node of these kinds (the lexical corpus), by id.
     async fn nodes_of_kinds(&self, graph_id: &str, kinds: &[NodeKind]) -> Result<Vec<Node>, Error>;
+    /// What each language of the graph holds: files, symbols and tests, by language.
+    async fn language_counts(&self, graph_id: &str) -> Result<Vec<LanguageCount>, Error>;
     /// Every edge of `kind` from a node of `from_kinds` to a node of `to_kinds`, as (source
     /// id, target name), by source id, then line, then target id: what each function calls
     /// and what each type holds, for the dense leg's text (metadata only).

@@ -10,7 +10,7 @@ use neo4rs::{BoltType, ConfigBuilder, Graph, Query, query};
 use serde::Deserialize;
 
 use crate::model::{Confidence, Direction, EdgeKind, Node, NodeKind, OwnerGraph, RepositoryInfo};
-use crate::{EdgeHit, EdgePage, GraphStore};
+use crate::{EdgeHit, EdgePage, GraphStore, LanguageCount};
 
 /// Rows per UNWIND statement.
 const BATCH: usize = 5_000;
@@ -585,6 +585,36 @@ impl GraphStore for Neo4jGraphStore {
         .await
     }
 
+    async fn language_counts(&self, graph_id: &str) -> Result<Vec<LanguageCount>, Error> {
+        let symbols: Vec<String> = crate::query::SYMBOL_KINDS
+            .iter()
+            .map(|k| k.as_str().to_owned())
+            .collect();
+        let rows: Vec<LanguageRow> = self
+            .fetch(
+                query(
+                    "MATCH (n:CodeNode {graph_id: $graph_id}) WHERE n.language <> '' \
+                     RETURN n.language AS language, \
+                            sum(CASE WHEN n.kind = 'file' THEN 1 ELSE 0 END) AS files, \
+                            sum(CASE WHEN n.kind IN $symbols THEN 1 ELSE 0 END) AS symbols, \
+                            sum(CASE WHEN n.kind IN $symbols AND n.test THEN 1 ELSE 0 END) AS tests \
+                     ORDER BY language",
+                )
+                .param("graph_id", graph_id)
+                .param("symbols", symbols),
+            )
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| LanguageCount {
+                language: r.language,
+                files: r.files.max(0) as u64,
+                symbols: r.symbols.max(0) as u64,
+                tests: r.tests.max(0) as u64,
+            })
+            .collect())
+    }
+
     async fn neighbour_names(
         &self,
         graph_id: &str,
@@ -608,6 +638,14 @@ impl GraphStore for Neo4jGraphStore {
             .await?;
         Ok(rows.into_iter().map(|r| (r.source, r.name)).collect())
     }
+}
+
+#[derive(Debug, Deserialize)]
+struct LanguageRow {
+    language: String,
+    files: i64,
+    symbols: i64,
+    tests: i64,
 }
 
 #[derive(Debug, Deserialize)]

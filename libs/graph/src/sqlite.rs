@@ -9,7 +9,7 @@ use codectx_errors::Error;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use crate::model::{Confidence, Direction, EdgeKind, Node, NodeKind, OwnerGraph, RepositoryInfo};
-use crate::{EdgeHit, EdgePage, GraphStore};
+use crate::{EdgeHit, EdgePage, GraphStore, LanguageCount};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS graphs (
@@ -623,6 +623,39 @@ impl GraphStore for SqliteGraphStore {
             format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.gid = ?1 AND n.kind IN ({}) ORDER BY n.id", placeholders(kinds.len(), 2)),
             kinds.iter().map(|k| Value::Text(k.as_str().to_owned())).collect(),
         )
+        .await
+    }
+
+    async fn language_counts(&self, graph_id: &str) -> Result<Vec<LanguageCount>, Error> {
+        let symbols: Vec<Value> = crate::query::SYMBOL_KINDS
+            .iter()
+            .map(|k| Value::Text(k.as_str().to_owned()))
+            .collect();
+        // Only placeholders reach the SQL text.
+        let sql = format!(
+            "SELECT language, SUM(kind = 'file'), SUM(kind IN ({0})), SUM(kind IN ({0}) AND test <> 0)
+             FROM nodes WHERE gid = ?1 AND language <> '' GROUP BY language ORDER BY language",
+            placeholders(symbols.len(), 2)
+        );
+        let graph_id = graph_id.to_owned();
+        self.run(move |c| {
+            let Some(gid) = Self::gid(c, &graph_id)? else {
+                return Ok(Vec::new());
+            };
+            let mut statement = c.prepare_cached(&sql).map_err(storage)?;
+            let parameters = std::iter::once(Value::Integer(gid)).chain(symbols);
+            let rows = statement
+                .query_map(params_from_iter(parameters), |r| {
+                    Ok(LanguageCount {
+                        language: r.get(0)?,
+                        files: r.get::<_, i64>(1)? as u64,
+                        symbols: r.get::<_, i64>(2)? as u64,
+                        tests: r.get::<_, i64>(3)? as u64,
+                    })
+                })
+                .map_err(storage)?;
+            rows.collect::<Result<_, _>>().map_err(storage)
+        })
         .await
     }
 

@@ -318,6 +318,25 @@ async fn contract(store: &dyn GraphStore) {
             .is_empty()
     );
 
+    // Languages: files, symbols and tests per language of the graph (the fixture is Go).
+    let languages = store.language_counts(&a.graph).await.unwrap();
+    assert_eq!(
+        languages,
+        vec![codectx_graph::LanguageCount {
+            language: "go".into(),
+            files: 3,
+            symbols: 6,
+            tests: 1,
+        }]
+    );
+    assert!(
+        store
+            .language_counts(&graph_id("nobody"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
     // Neighbour names: what each function calls (by line), what each file holds; only
     // edges between the kinds asked, only this graph's.
     let functions = [NodeKind::Function, NodeKind::Method];

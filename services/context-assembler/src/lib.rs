@@ -8,6 +8,7 @@
 mod code;
 mod code_vectors;
 mod dense;
+mod describe;
 mod memory;
 mod ranking;
 
@@ -412,6 +413,16 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
             &message.fingerprint,
         ))
         .await?;
+        Ok(respond(answer))
+    }
+
+    async fn describe_repository(
+        &self,
+        request: Request<pb::DescribeRepositoryRequest>,
+    ) -> Result<Response<pb::ContextAnswer>, Status> {
+        let context = from_request(&request)?;
+        context.require_scope(Scope::ReadCode)?;
+        let answer = deadline(describe::describe_repository(&self.graph, &context)).await?;
         Ok(respond(answer))
     }
 

@@ -193,6 +193,13 @@ fn tool_definitions() -> Vec<Tool> {
             true,
         ),
         tool(
+            "describe_repository",
+            "When the repository was indexed (commit), its languages with their files, symbols and tests, and how deeply each is read: where answers are complete and where to read files instead.",
+            json!({"repository": repository_property()}),
+            &[],
+            true,
+        ),
+        tool(
             "minimal_context",
             "The smallest useful context for a task: the best-matching symbol with its callers and callees (implementations for types), related symbols and your matching memory notes, within a token budget (default 1,500). Name the identifiers you know in the task.",
             json!({
@@ -478,6 +485,11 @@ impl Tools {
             ToolRequest::CallGraph(request) => assembler.call_graph(&context, request).await?,
             ToolRequest::PrContext(request) => assembler.pr_context(&context, request).await?,
             ToolRequest::CodeSnippet(request) => assembler.code_snippet(&context, request).await?,
+            ToolRequest::DescribeRepository => {
+                assembler
+                    .describe_repository(&context, pb::DescribeRepositoryRequest {})
+                    .await?
+            }
             ToolRequest::Recall(request) => assembler.recall(&context, request).await?,
             ToolRequest::Remember(request) => assembler.remember(&context, request).await?,
             ToolRequest::Forget(request) => assembler.forget(&context, request).await?,

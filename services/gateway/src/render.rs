@@ -21,11 +21,87 @@
 
 use serde_json::{Map, Value};
 
+/// `describe_repository`: the repository on one line, then a line per language
+/// (`go: 101 files, 1,380 symbols, 312 tests; deep: definitions, ...`).
+fn render_repository(top: &Map<String, Value>, out: &mut String) {
+    if let Some(repository) = top.get("repository").and_then(Value::as_object) {
+        out.push_str("repository: ");
+        out.push_str(non_empty_str(repository.get("name")).unwrap_or("?"));
+        if let Some(commit) = non_empty_str(repository.get("commit")) {
+            out.push_str(" at ");
+            out.push_str(commit);
+        }
+        if let Some(at) = repository.get("indexed_at").filter(|v| !is_empty(v)) {
+            out.push_str(", indexed ");
+            match at.as_i64() {
+                Some(seconds) => out.push_str(&utc(seconds)),
+                None => out.push_str(&compact(at)),
+            }
+        }
+        out.push('\n');
+    }
+    let Some(languages) = top.get("languages").and_then(Value::as_array) else {
+        return;
+    };
+    for language in languages.iter().filter_map(Value::as_object) {
+        let count = |field: &str, unit: &str| -> Option<String> {
+            let n = language
+                .get(field)
+                .and_then(Value::as_u64)
+                .filter(|n| *n > 0)?;
+            let plural = if n == 1 { "" } else { "s" };
+            Some(format!(
+                "{} {unit}{plural}",
+                codectx_errors::group_thousands(n)
+            ))
+        };
+        let counts: Vec<String> = [("files", "file"), ("symbols", "symbol"), ("tests", "test")]
+            .into_iter()
+            .filter_map(|(field, unit)| count(field, unit))
+            .collect();
+        out.push_str(&format!(
+            "{}: {}; {}: {}\n",
+            non_empty_str(language.get("language")).unwrap_or("?"),
+            counts.join(", "),
+            non_empty_str(language.get("depth")).unwrap_or("?"),
+            non_empty_str(language.get("reads")).unwrap_or(""),
+        ));
+    }
+}
+
+/// Unix seconds as `2026-12-02 04:05 UTC` (days to a civil date: Howard Hinnant's
+/// algorithm).
+fn utc(seconds: i64) -> String {
+    let days = seconds.div_euclid(86_400);
+    let minutes = seconds.rem_euclid(86_400) / 60;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        minutes / 60,
+        minutes % 60
+    )
+}
+
 /// Fields of an entry rendered on its head line or in a fixed place.
 const HEAD_FIELDS: &[&str] = &["kind", "qualified_name", "path", "lines", "line", "text"];
 /// Top-level fields rendered in a fixed place (or dropped: `tokens`).
 const TOP_FIELDS: &[&str] = &[
     "status",
+    "repository",
+    "languages",
     "notice",
     "entries",
     "related",
@@ -71,6 +147,7 @@ pub fn render(answer: &Value) -> String {
         out.push_str(prefix);
         out.push('\n');
     }
+    render_repository(top, &mut out);
     for (title, field) in [("", "entries"), ("related:", "related")] {
         let Some(items) = top.get(field).and_then(Value::as_array) else {
             continue;
@@ -519,6 +596,13 @@ fn compact(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unix_seconds_read_as_a_utc_date() {
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(1_796_184_300), "2026-12-02 04:05 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
+    }
     use serde_json::json;
 
     #[test]

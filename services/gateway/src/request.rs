@@ -20,6 +20,7 @@ pub struct Decoded {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolRequest {
     ListRepositories,
+    DescribeRepository,
     MinimalContext(pb::MinimalContextRequest),
     Search(pb::SearchRequest),
     SymbolContext(pb::SymbolContextRequest),
@@ -116,6 +117,7 @@ pub fn decode(name: &str, arguments: JsonObject) -> Result<Decoded, Error> {
         }
         "get_compression_stats" => ToolRequest::CompressionStats,
         "list_repositories" => ToolRequest::ListRepositories,
+        "describe_repository" => ToolRequest::DescribeRepository,
         "minimal_context" => ToolRequest::MinimalContext(pb::MinimalContextRequest {
             task: arguments.required("task")?,
             max_tokens: arguments.number("max_tokens")?,

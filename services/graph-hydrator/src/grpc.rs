@@ -592,6 +592,29 @@ impl GraphHydratorService for GraphHydrator {
         Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
     }
 
+    async fn describe_graph(
+        &self,
+        request: Request<pb::DescribeGraphRequest>,
+    ) -> Result<Response<pb::DescribeGraphResponse>, Status> {
+        let context = code_context(&request)?;
+        let repository = self.require_graph(&context).await?;
+        let languages = self.store.language_counts(context.graph_id()).await?;
+        Ok(Response::new(pb::DescribeGraphResponse {
+            name: repository.name,
+            commit: repository.commit,
+            indexed_at: repository.indexed_at,
+            languages: languages
+                .into_iter()
+                .map(|l| pb::LanguageCount {
+                    language: l.language,
+                    files: l.files,
+                    symbols: l.symbols,
+                    tests: l.tests,
+                })
+                .collect(),
+        }))
+    }
+
     async fn get_corpus_version(
         &self,
         request: Request<pb::GetCorpusVersionRequest>,

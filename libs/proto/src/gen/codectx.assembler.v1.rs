@@ -135,6 +135,8 @@ pub struct ForgetRequest {
     #[prost(string, tag = "1")]
     pub entity: ::prost::alloc::string::String,
 }
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct DescribeRepositoryRequest {}
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
 #[repr(i32)]
 pub enum CallDirection {
@@ -528,6 +530,33 @@ pub mod context_assembler_service_client {
                 );
             self.inner.unary(req, path, codec).await
         }
+        /// The repository: when it was indexed, its languages and how deeply each is read.
+        pub async fn describe_repository(
+            &mut self,
+            request: impl tonic::IntoRequest<super::DescribeRepositoryRequest>,
+        ) -> std::result::Result<tonic::Response<super::ContextAnswer>, tonic::Status> {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/codectx.assembler.v1.ContextAssemblerService/DescribeRepository",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "codectx.assembler.v1.ContextAssemblerService",
+                        "DescribeRepository",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -585,6 +614,11 @@ pub mod context_assembler_service_server {
         async fn forget(
             &self,
             request: tonic::Request<super::ForgetRequest>,
+        ) -> std::result::Result<tonic::Response<super::ContextAnswer>, tonic::Status>;
+        /// The repository: when it was indexed, its languages and how deeply each is read.
+        async fn describe_repository(
+            &self,
+            request: tonic::Request<super::DescribeRepositoryRequest>,
         ) -> std::result::Result<tonic::Response<super::ContextAnswer>, tonic::Status>;
     }
     /// Orchestrates the retrieval legs and the graph into small, budgeted answers. Every
@@ -1124,6 +1158,55 @@ pub mod context_assembler_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ForgetSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/codectx.assembler.v1.ContextAssemblerService/DescribeRepository" => {
+                    #[allow(non_camel_case_types)]
+                    struct DescribeRepositorySvc<T: ContextAssemblerService>(pub Arc<T>);
+                    impl<
+                        T: ContextAssemblerService,
+                    > tonic::server::UnaryService<super::DescribeRepositoryRequest>
+                    for DescribeRepositorySvc<T> {
+                        type Response = super::ContextAnswer;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::DescribeRepositoryRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as ContextAssemblerService>::describe_repository(
+                                        &inner,
+                                        request,
+                                    )
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = DescribeRepositorySvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

@@ -250,6 +250,30 @@ pub struct CorpusChunk {
     pub entries: ::prost::alloc::vec::Vec<CorpusEntry>,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct DescribeGraphRequest {}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct LanguageCount {
+    #[prost(string, tag = "1")]
+    pub language: ::prost::alloc::string::String,
+    #[prost(uint64, tag = "2")]
+    pub files: u64,
+    #[prost(uint64, tag = "3")]
+    pub symbols: u64,
+    #[prost(uint64, tag = "4")]
+    pub tests: u64,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct DescribeGraphResponse {
+    #[prost(string, tag = "1")]
+    pub name: ::prost::alloc::string::String,
+    #[prost(string, tag = "2")]
+    pub commit: ::prost::alloc::string::String,
+    #[prost(int64, tag = "3")]
+    pub indexed_at: i64,
+    #[prost(message, repeated, tag = "4")]
+    pub languages: ::prost::alloc::vec::Vec<LanguageCount>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct GetCorpusVersionRequest {
     #[prost(enumeration = "super::super::lexical::v1::ScopeKind", tag = "1")]
     pub scope: i32,
@@ -936,6 +960,36 @@ pub mod graph_hydrator_service_client {
                 );
             self.inner.unary(req, path, codec).await
         }
+        /// The context's graph: its record and what each language of it holds.
+        pub async fn describe_graph(
+            &mut self,
+            request: impl tonic::IntoRequest<super::DescribeGraphRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::DescribeGraphResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/codectx.graph.v1.GraphHydratorService/DescribeGraph",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "codectx.graph.v1.GraphHydratorService",
+                        "DescribeGraph",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
         /// Memory (the context's namespace).
         pub async fn upsert_memory_entities(
             &mut self,
@@ -1152,6 +1206,14 @@ pub mod graph_hydrator_service_server {
             request: tonic::Request<super::GetCorpusVersionRequest>,
         ) -> std::result::Result<
             tonic::Response<super::GetCorpusVersionResponse>,
+            tonic::Status,
+        >;
+        /// The context's graph: its record and what each language of it holds.
+        async fn describe_graph(
+            &self,
+            request: tonic::Request<super::DescribeGraphRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::DescribeGraphResponse>,
             tonic::Status,
         >;
         /// Memory (the context's namespace).
@@ -1822,6 +1884,52 @@ pub mod graph_hydrator_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetCorpusVersionSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/codectx.graph.v1.GraphHydratorService/DescribeGraph" => {
+                    #[allow(non_camel_case_types)]
+                    struct DescribeGraphSvc<T: GraphHydratorService>(pub Arc<T>);
+                    impl<
+                        T: GraphHydratorService,
+                    > tonic::server::UnaryService<super::DescribeGraphRequest>
+                    for DescribeGraphSvc<T> {
+                        type Response = super::DescribeGraphResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::DescribeGraphRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as GraphHydratorService>::describe_graph(&inner, request)
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = DescribeGraphSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
