@@ -138,3 +138,8 @@ deps: ## Show duplicated dependency versions (tonic, prost, hyper, http, h2, tow
 .PHONY: clean
 clean: ## Remove build output
 	$(CARGO) clean
+
+.PHONY: bench-languages
+bench-languages: corpus ## The languages read by query files: one real project each (bench/corpus.toml), files/s, symbols, tests and how calls resolved (docs/indexing.md)
+	$(CARGO) build --release -q -p codectx --bin codectx
+	bench/languages.py --codectx $${CARGO_TARGET_DIR:-target}/release/codectx --corpus $(CORPUS)

@@ -123,19 +123,33 @@ fn is_indexable(path: &str) -> bool {
     Language::from_path(path).is_some() || path.ends_with(".md") || manifest::is_manifest(path)
 }
 
-/// A file without an extension whose `#!` line names a language the indexer reads (shell
-/// scripts, mostly): only its first bytes are read here.
-fn is_script(absolute: &Path, path: &str) -> bool {
-    use std::io::Read;
+/// A file without an extension whose `#!` line or editor mode line names a language the
+/// indexer reads (shell scripts, mostly): only its first and last bytes are read here.
+fn is_script(absolute: &Path, path: &str, size: u64) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
     if layout::file_name(path).contains('.') {
         return false;
     }
-    let mut head = [0u8; 128];
-    let Ok(read) = std::fs::File::open(absolute).and_then(|mut f| f.read(&mut head)) else {
+    let Ok(mut file) = std::fs::File::open(absolute) else {
         return false;
     };
-    let head = String::from_utf8_lossy(&head[..read]);
-    Language::from_shebang(head.lines().next().unwrap_or("")).is_some()
+    let mut head = [0u8; 160];
+    let Ok(read) = file.read(&mut head) else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&head[..read]).into_owned();
+    if Language::from_shebang(head.lines().next().unwrap_or("")).is_some() {
+        return true;
+    }
+    let mut tail = [0u8; 256];
+    let from = size.saturating_sub(tail.len() as u64);
+    let Ok(read) = file
+        .seek(SeekFrom::Start(from))
+        .and_then(|_| file.read(&mut tail))
+    else {
+        return false;
+    };
+    Language::from_mode_line(&head, &String::from_utf8_lossy(&tail[..read])).is_some()
 }
 
 fn is_generated_name(path: &str) -> bool {
@@ -185,12 +199,15 @@ fn walk(root: &Path) -> Result<Vec<Candidate>, Error> {
             continue;
         };
         let path = relative.replace('\\', "/");
-        if is_generated_name(&path) || !(is_indexable(&path) || is_script(entry.path(), &path)) {
+        if is_generated_name(&path) {
             continue;
         }
         let Ok(metadata) = entry.metadata() else {
             continue;
         };
+        if !(is_indexable(&path) || is_script(entry.path(), &path, metadata.len())) {
+            continue;
+        }
         let modified_ns = metadata
             .modified()
             .ok()

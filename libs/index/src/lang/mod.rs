@@ -56,11 +56,18 @@ impl Language {
     /// extension.
     pub fn for_source(path: &str, text: &str) -> Option<Language> {
         let Some(language) = Language::from_path(path) else {
-            // A script without an extension says what it is on its first line.
+            // A script without an extension says what it is on its first line, or in an
+            // editor's mode line (first or last lines).
             return if crate::layout::file_name(path).contains('.') {
                 None
             } else {
+                let mut start = text.len().saturating_sub(256);
+                while !text.is_char_boundary(start) {
+                    start += 1;
+                }
+                let tail = &text[start..];
                 Language::from_shebang(text.lines().next().unwrap_or(""))
+                    .or_else(|| Language::from_mode_line(text, tail))
             };
         };
         if language == Language::Tagged(Tagged::C) && path.ends_with(".h") && looks_like_cpp(text) {
@@ -88,6 +95,29 @@ impl Language {
             "elixir" => Language::Tagged(Tagged::Elixir),
             _ => return None,
         })
+    }
+
+    /// The language an editor mode line names: Emacs `-*- shell-script -*-` on the first
+    /// lines, vim or ex `filetype=sh` / `ft=bash` on the last ones. Shell only: that is
+    /// where files without an extension or `#!` line are common (sourced completion and
+    /// library scripts).
+    pub fn from_mode_line(head: &str, tail: &str) -> Option<Language> {
+        let emacs = head.lines().take(2).any(|line| {
+            line.split("-*-")
+                .nth(1)
+                .is_some_and(|mode| matches!(mode.trim(), "shell-script" | "sh" | "bash"))
+        });
+        let vim = tail.lines().rev().take(3).any(|line| {
+            ["filetype=", "ft="].iter().any(|key| {
+                line.split(key).nth(1).is_some_and(|value| {
+                    matches!(
+                        value.split(|c: char| !c.is_alphanumeric()).next(),
+                        Some("sh" | "bash" | "zsh")
+                    )
+                })
+            })
+        });
+        (emacs || vim).then_some(Language::Tagged(Tagged::Bash))
     }
 
     pub fn name(self) -> &'static str {
@@ -671,6 +701,28 @@ mod tests {
             Some(Language::Tagged(Tagged::Bash))
         );
         assert_eq!(Language::for_source("notes.txt", "#!/bin/bash\n"), None);
+        // Mode lines, for sourced scripts without a `#!` line.
+        for text in [
+            "# ssh completion   -*- shell-script -*-\n_ssh() { :; }\n",
+            "_ssh() { :; }\n\n# ex: filetype=sh\n",
+            "f() { :; }\n# vim: set ft=bash ts=4:\n",
+        ] {
+            assert_eq!(
+                Language::for_source("completions/ssh", text),
+                Some(Language::Tagged(Tagged::Bash)),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            Language::for_source("LICENSE", "MIT License\n\nCopyright\n"),
+            None
+        );
+        // The last bytes may begin inside a character.
+        let text = format!("{}\n# ex: filetype=sh\n", "é".repeat(300));
+        assert_eq!(
+            Language::for_source("script", &text),
+            Some(Language::Tagged(Tagged::Bash))
+        );
     }
 
     #[test]
