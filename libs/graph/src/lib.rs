@@ -11,6 +11,7 @@ pub mod memory;
 pub mod model;
 pub mod neo4j;
 mod neo4j_memory;
+pub mod notes;
 pub mod query;
 pub mod sqlite;
 mod sqlite_memory;
@@ -59,6 +60,9 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
     async fn put_repository(&self, repository: &RepositoryInfo) -> Result<(), Error>;
     async fn repository(&self, graph_id: &str) -> Result<Option<RepositoryInfo>, Error>;
     async fn repositories(&self) -> Result<Vec<RepositoryInfo>, Error>;
+    /// Notes that the checkout changed at `since` (Unix seconds) and the graph does not
+    /// hold it yet, unless an earlier change is already noted.
+    async fn mark_dirty(&self, graph_id: &str, since: i64) -> Result<(), Error>;
     /// Removes a graph and everything in it.
     async fn delete_graph(&self, graph_id: &str) -> Result<(), Error>;
 

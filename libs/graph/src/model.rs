@@ -238,7 +238,7 @@ pub struct OwnerGraph {
 }
 
 /// A graph's repository record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RepositoryInfo {
     pub graph_id: String,
     pub name: String,
@@ -250,6 +250,16 @@ pub struct RepositoryInfo {
     pub indexed_at: i64,
     /// Changes whenever the graph's content changes; the lexical corpus version.
     pub version: String,
+    /// The repository's policy (`.codectx.yaml`) the graph was indexed under, normalized
+    /// JSON (its annotations are applied when answers are read), and its fingerprint.
+    #[serde(default)]
+    pub policy: String,
+    #[serde(default)]
+    pub policy_fingerprint: String,
+    /// Unix seconds since when the checkout holds changes the graph does not (a watcher
+    /// saw them; the next index run covers them); 0 when it holds none known.
+    #[serde(default)]
+    pub dirty_since: i64,
 }
 
 /// An edge seen from one root during expansion.

@@ -176,6 +176,12 @@ struct RepositoryRow {
     commit: String,
     indexed_at: i64,
     version: String,
+    #[serde(default)]
+    policy: Option<String>,
+    #[serde(default)]
+    policy_fingerprint: Option<String>,
+    #[serde(default)]
+    dirty_since: Option<i64>,
 }
 
 impl Neo4jGraphStore {
@@ -257,14 +263,33 @@ impl GraphStore for Neo4jGraphStore {
             .run(
                 query(
                     "MERGE (r:CodeRepository {graph_id: $graph_id}) \
-                     SET r.name = $name, r.root = $root, r.commit = $commit, r.indexed_at = $indexed_at, r.version = $version",
+                     SET r.name = $name, r.root = $root, r.commit = $commit, r.indexed_at = $indexed_at, r.version = $version, \
+                         r.policy = $policy, r.policy_fingerprint = $policy_fingerprint, r.dirty_since = $dirty_since",
                 )
                 .param("graph_id", r.graph_id.clone())
                 .param("name", r.name.clone())
                 .param("root", r.root.clone())
                 .param("commit", r.commit.clone())
                 .param("indexed_at", r.indexed_at)
-                .param("version", r.version.clone()),
+                .param("version", r.version.clone())
+                .param("policy", r.policy.clone())
+                .param("policy_fingerprint", r.policy_fingerprint.clone())
+                .param("dirty_since", r.dirty_since),
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn mark_dirty(&self, graph_id: &str, since: i64) -> Result<(), Error> {
+        self.graph
+            .run(
+                query(
+                    "MATCH (r:CodeRepository {graph_id: $graph_id}) \
+                     WHERE coalesce(r.dirty_since, 0) = 0 SET r.dirty_since = $since",
+                )
+                .param("graph_id", graph_id)
+                .param("since", since),
             )
             .await
             .map_err(backend)?;
@@ -276,7 +301,8 @@ impl GraphStore for Neo4jGraphStore {
             .fetch(
                 query(
                     "MATCH (r:CodeRepository {graph_id: $graph_id}) RETURN r.graph_id AS graph_id, r.name AS name, \
-                     r.root AS root, r.commit AS commit, r.indexed_at AS indexed_at, r.version AS version",
+                     r.root AS root, r.commit AS commit, r.indexed_at AS indexed_at, r.version AS version, \
+                     r.policy AS policy, r.policy_fingerprint AS policy_fingerprint, r.dirty_since AS dirty_since",
                 )
                 .param("graph_id", graph_id),
             )
@@ -288,7 +314,8 @@ impl GraphStore for Neo4jGraphStore {
         let rows: Vec<RepositoryRow> = self
             .fetch(query(
                 "MATCH (r:CodeRepository) RETURN r.graph_id AS graph_id, r.name AS name, r.root AS root, \
-                 r.commit AS commit, r.indexed_at AS indexed_at, r.version AS version ORDER BY r.name",
+                 r.commit AS commit, r.indexed_at AS indexed_at, r.version AS version, r.policy AS policy, \
+                 r.policy_fingerprint AS policy_fingerprint, r.dirty_since AS dirty_since ORDER BY r.name",
             ))
             .await?;
         Ok(rows.into_iter().map(repository_from_row).collect())
@@ -667,5 +694,8 @@ fn repository_from_row(r: RepositoryRow) -> RepositoryInfo {
         commit: r.commit,
         indexed_at: r.indexed_at,
         version: r.version,
+        policy: r.policy.unwrap_or_default(),
+        policy_fingerprint: r.policy_fingerprint.unwrap_or_default(),
+        dirty_since: r.dirty_since.unwrap_or_default(),
     }
 }

@@ -20,7 +20,10 @@ CREATE TABLE IF NOT EXISTS graphs (
     commit_sha TEXT NOT NULL DEFAULT '',
     indexed_at INTEGER NOT NULL DEFAULT 0,
     version TEXT NOT NULL DEFAULT '',
-    listed INTEGER NOT NULL DEFAULT 0
+    listed INTEGER NOT NULL DEFAULT 0,
+    policy TEXT NOT NULL DEFAULT '',
+    policy_fingerprint TEXT NOT NULL DEFAULT '',
+    dirty_since INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS owners (
     oid INTEGER PRIMARY KEY,
@@ -84,7 +87,7 @@ fn edge_code(kind: EdgeKind) -> i64 {
 }
 
 /// `PRAGMA user_version` of the graph schema this build writes.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 /// Brings an older file to [`SCHEMA_VERSION`] in one transaction.
 fn migrate(connection: &mut Connection) -> Result<(), Error> {
@@ -116,6 +119,29 @@ fn migrate(connection: &mut Connection) -> Result<(), Error> {
                 [],
             )
             .map_err(storage)?;
+        }
+    }
+    if version < 3 {
+        // Graphs gained their policy and what a watcher saw.
+        for (column, definition) in [
+            ("policy", "TEXT NOT NULL DEFAULT ''"),
+            ("policy_fingerprint", "TEXT NOT NULL DEFAULT ''"),
+            ("dirty_since", "INTEGER NOT NULL DEFAULT 0"),
+        ] {
+            let present: i64 = tx
+                .query_row(
+                    "SELECT count(*) FROM pragma_table_info('graphs') WHERE name = ?1",
+                    [column],
+                    |r| r.get(0),
+                )
+                .map_err(storage)?;
+            if present == 0 {
+                // Constant names and definitions: no input reaches the SQL text.
+                tx.execute_batch(&format!(
+                    "ALTER TABLE graphs ADD COLUMN {column} {definition}"
+                ))
+                .map_err(storage)?;
+            }
         }
     }
     tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
@@ -297,8 +323,19 @@ impl GraphStore for SqliteGraphStore {
         self.run(move |c| {
             let gid = Self::ensure_gid(c, &r.graph_id)?;
             c.execute(
-                "UPDATE graphs SET name = ?2, root = ?3, commit_sha = ?4, indexed_at = ?5, version = ?6, listed = 1 WHERE gid = ?1",
-                params![gid, r.name, r.root, r.commit, r.indexed_at, r.version],
+                "UPDATE graphs SET name = ?2, root = ?3, commit_sha = ?4, indexed_at = ?5, version = ?6, listed = 1,
+                   policy = ?7, policy_fingerprint = ?8, dirty_since = ?9 WHERE gid = ?1",
+                params![
+                    gid,
+                    r.name,
+                    r.root,
+                    r.commit,
+                    r.indexed_at,
+                    r.version,
+                    r.policy,
+                    r.policy_fingerprint,
+                    r.dirty_since
+                ],
             )
             .map_err(storage)?;
             Ok(())
@@ -310,7 +347,7 @@ impl GraphStore for SqliteGraphStore {
         let graph_id = graph_id.to_owned();
         self.run(move |c| {
             c.query_row(
-                "SELECT graph_id, name, root, commit_sha, indexed_at, version FROM graphs WHERE graph_id = ?1 AND listed = 1",
+                "SELECT graph_id, name, root, commit_sha, indexed_at, version, policy, policy_fingerprint, dirty_since FROM graphs WHERE graph_id = ?1 AND listed = 1",
                 params![graph_id],
                 repository_row,
             )
@@ -323,10 +360,23 @@ impl GraphStore for SqliteGraphStore {
     async fn repositories(&self) -> Result<Vec<RepositoryInfo>, Error> {
         self.run(|c| {
             let mut statement = c
-                .prepare("SELECT graph_id, name, root, commit_sha, indexed_at, version FROM graphs WHERE listed = 1 ORDER BY name")
+                .prepare("SELECT graph_id, name, root, commit_sha, indexed_at, version, policy, policy_fingerprint, dirty_since FROM graphs WHERE listed = 1 ORDER BY name")
                 .map_err(storage)?;
             let rows = statement.query_map([], repository_row).map_err(storage)?;
             rows.collect::<Result<_, _>>().map_err(storage)
+        })
+        .await
+    }
+
+    async fn mark_dirty(&self, graph_id: &str, since: i64) -> Result<(), Error> {
+        let graph_id = graph_id.to_owned();
+        self.run(move |c| {
+            c.execute(
+                "UPDATE graphs SET dirty_since = ?2 WHERE graph_id = ?1 AND dirty_since = 0",
+                params![graph_id, since],
+            )
+            .map_err(storage)?;
+            Ok(())
         })
         .await
     }
@@ -708,6 +758,9 @@ fn repository_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RepositoryInfo> {
         commit: r.get(3)?,
         indexed_at: r.get(4)?,
         version: r.get(5)?,
+        policy: r.get(6)?,
+        policy_fingerprint: r.get(7)?,
+        dirty_since: r.get(8)?,
     })
 }
 

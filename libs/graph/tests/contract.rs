@@ -270,6 +270,9 @@ async fn load(store: &dyn GraphStore, fixture: &Fixture) {
             commit: "abc123".into(),
             indexed_at: 1_800_000_000,
             version: "v1".into(),
+            policy: r#"{"exclude":["gen/**"]}"#.into(),
+            policy_fingerprint: "fp1".into(),
+            dirty_since: 0,
         })
         .await
         .unwrap();
@@ -289,6 +292,44 @@ async fn contract(store: &dyn GraphStore) {
     // Repository records.
     let repository = store.repository(&a.graph).await.unwrap().unwrap();
     assert_eq!(repository.commit, "abc123");
+    assert_eq!(repository.policy, r#"{"exclude":["gen/**"]}"#);
+    assert_eq!(repository.policy_fingerprint, "fp1");
+    assert_eq!(repository.dirty_since, 0);
+    // A change seen by a watcher is noted once; a later one keeps the earliest time,
+    // and it touches one graph only.
+    store.mark_dirty(&a.graph, 1_800_000_100).await.unwrap();
+    store.mark_dirty(&a.graph, 1_800_000_200).await.unwrap();
+    let dirty = store.repository(&a.graph).await.unwrap().unwrap();
+    assert_eq!(dirty.dirty_since, 1_800_000_100);
+    assert_eq!(
+        store
+            .repository(&b.graph)
+            .await
+            .unwrap()
+            .unwrap()
+            .dirty_since,
+        0
+    );
+    // Writing the record again (an index run) clears it.
+    store
+        .put_repository(&RepositoryInfo {
+            dirty_since: 0,
+            ..dirty
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .repository(&a.graph)
+            .await
+            .unwrap()
+            .unwrap()
+            .dirty_since,
+        0
+    );
+    // Marking a graph that does not exist creates nothing.
+    store.mark_dirty("no-such-graph", 1).await.unwrap();
+    assert!(store.repository("no-such-graph").await.unwrap().is_none());
     assert!(
         store
             .repositories()

@@ -43,6 +43,15 @@ pub struct FileFacts {
     pub skipped: String,
     #[prost(message, repeated, tag = "17")]
     pub impls: Vec<ImplFact>,
+    /// The version of the extractor that wrote these facts
+    /// ([`crate::lang::extractor_version`]): a file whose language's extractor changed
+    /// since is parsed again, even when its content did not change.
+    #[prost(string, tag = "18")]
+    pub extractor: String,
+    /// An include rule of the policy named the file when it was read (default skips,
+    /// such as a generated header, did not apply): reused only while that still holds.
+    #[prost(bool, tag = "19")]
+    pub included: bool,
 }
 
 /// `impl Trait for Type` (Rust): the type implements the trait.

@@ -11,6 +11,7 @@ pub mod lang;
 pub mod layout;
 pub mod manifest;
 pub mod markdown;
+pub mod policy;
 pub mod redact;
 pub mod resolve;
 
@@ -29,6 +30,7 @@ use crate::cache::{Cache, CachedFile};
 use crate::facts::FileFacts;
 use crate::lang::Language;
 use crate::layout::Layout;
+use crate::policy::Policy;
 
 const GENERATED: &str = "generated";
 
@@ -94,7 +96,43 @@ pub struct IndexReport {
     pub symbols: usize,
     pub edges: usize,
     pub owners_written: usize,
+    /// Unchanged files parsed again because their language's extractor changed since
+    /// they were read.
+    pub refreshed: usize,
+    /// The policy in effect and what it did.
+    pub policy: PolicyReport,
     pub seconds: f64,
+}
+
+/// What the repository's policy did in a run (`codectx index --explain-policy`).
+#[derive(Debug, Clone, Default)]
+pub struct PolicyReport {
+    /// Whether the checkout has a `.codectx.yaml`.
+    pub present: bool,
+    pub fingerprint: String,
+    /// Per rule that decided something: the rule, how many files it decided, and a few
+    /// of them.
+    pub rules: Vec<RuleEffect>,
+    /// Per annotation: its target and note, and how many files and symbols it covers.
+    pub annotations: Vec<AnnotationEffect>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleEffect {
+    /// `exclude "gen/**"`, `include "vendor/acme/**"`, `languages: java: false`.
+    pub rule: String,
+    /// `excluded` or `included` (an include rule counts the files it brought back).
+    pub effect: &'static str,
+    pub files: usize,
+    pub examples: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnnotationEffect {
+    pub target: String,
+    pub note: String,
+    pub files: usize,
+    pub symbols: usize,
 }
 
 impl IndexReport {
@@ -117,39 +155,101 @@ struct Candidate {
     absolute: PathBuf,
     size: u64,
     modified_ns: i64,
+    /// An include rule names it: default skips (generated headers) do not apply.
+    forced: bool,
 }
 
-fn is_indexable(path: &str) -> bool {
-    Language::from_path(path).is_some() || path.ends_with(".md") || manifest::is_manifest(path)
-}
-
-/// A file without an extension whose `#!` line or editor mode line names a language the
-/// indexer reads (shell scripts, mostly): only its first and last bytes are read here.
-fn is_script(absolute: &Path, path: &str, size: u64) -> bool {
+/// The language of a file without an extension whose `#!` line or editor mode line names
+/// one the indexer reads (shell scripts, mostly): only its first and last bytes are read.
+fn script_language(absolute: &Path, path: &str, size: u64) -> Option<Language> {
     use std::io::{Read, Seek, SeekFrom};
     if layout::file_name(path).contains('.') {
-        return false;
+        return None;
     }
-    let Ok(mut file) = std::fs::File::open(absolute) else {
-        return false;
-    };
+    let mut file = std::fs::File::open(absolute).ok()?;
     let mut head = [0u8; 160];
-    let Ok(read) = file.read(&mut head) else {
-        return false;
-    };
+    let read = file.read(&mut head).ok()?;
     let head = String::from_utf8_lossy(&head[..read]).into_owned();
-    if Language::from_shebang(head.lines().next().unwrap_or("")).is_some() {
-        return true;
+    if let Some(language) = Language::from_shebang(head.lines().next().unwrap_or("")) {
+        return Some(language);
     }
     let mut tail = [0u8; 256];
     let from = size.saturating_sub(tail.len() as u64);
-    let Ok(read) = file
+    let read = file
         .seek(SeekFrom::Start(from))
         .and_then(|_| file.read(&mut tail))
-    else {
-        return false;
-    };
-    Language::from_mode_line(&head, &String::from_utf8_lossy(&tail[..read])).is_some()
+        .ok()?;
+    Language::from_mode_line(&head, &String::from_utf8_lossy(&tail[..read]))
+}
+
+/// Whether a path lies under a directory the walk skips by default.
+fn in_skipped_directory(path: &str) -> bool {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    parts.pop();
+    parts.iter().any(|p| SKIPPED_DIRECTORIES.contains(p))
+}
+
+/// What the walk left out or brought back because of the policy, per rule.
+#[derive(Default)]
+struct Effects {
+    by_rule: BTreeMap<policy::Rule, (usize, Vec<String>)>,
+}
+
+impl Effects {
+    fn count(&mut self, rule: policy::Rule, path: &str) {
+        let entry = self.by_rule.entry(rule).or_default();
+        entry.0 += 1;
+        if entry.1.len() < 5 {
+            entry.1.push(path.to_owned());
+        }
+    }
+
+    fn report(self, policy: &Policy) -> Vec<RuleEffect> {
+        self.by_rule
+            .into_iter()
+            .map(|(rule, (files, examples))| RuleEffect {
+                rule: policy.describe(rule),
+                effect: match rule {
+                    policy::Rule::Include(_) => "included",
+                    _ => "excluded",
+                },
+                files,
+                examples,
+            })
+            .collect()
+    }
+}
+
+/// Per annotation, the files and symbols it covers.
+fn annotation_effects(policy: &Policy, files: &[FileFacts]) -> Vec<AnnotationEffect> {
+    let notes = policy.notes();
+    let mut counts = vec![(0usize, 0usize); notes.annotations().len()];
+    if !notes.is_empty() {
+        for file in files {
+            for i in notes.matching(&file.path, "") {
+                counts[i].0 += 1;
+            }
+            for symbol in &file.symbols {
+                for i in notes.matching(&file.path, &symbol.qualified_name) {
+                    counts[i].1 += 1;
+                }
+            }
+        }
+    }
+    notes
+        .annotations()
+        .iter()
+        .zip(counts)
+        .map(|(annotation, (files, symbols))| AnnotationEffect {
+            target: match &annotation.target {
+                policy::Target::Path(glob) => format!("path {glob:?}"),
+                policy::Target::Symbol(selector) => format!("symbol {selector:?}"),
+            },
+            note: annotation.note.clone(),
+            files,
+            symbols,
+        })
+        .collect()
 }
 
 fn is_generated_name(path: &str) -> bool {
@@ -164,8 +264,15 @@ fn is_generated_name(path: &str) -> bool {
         || name.contains(".generated.")
 }
 
-fn walk(root: &Path) -> Result<Vec<Candidate>, Error> {
+/// The files to index: `.gitignore` honoured, default skips (vendored, dependency and
+/// build directories, generated names) applied, then the policy's rules (an include rule
+/// brings back what a default skip or an exclude rule left out; a language switched off
+/// wins over both).
+fn walk(root: &Path, policy: &Policy) -> Result<(Vec<Candidate>, Effects), Error> {
     let mut out = Vec::new();
+    let mut effects = Effects::default();
+    let walk_policy = policy.clone();
+    let walk_root = root.to_path_buf();
     let walker = ignore::WalkBuilder::new(root)
         .hidden(true)
         .git_ignore(true)
@@ -173,11 +280,21 @@ fn walk(root: &Path) -> Result<Vec<Candidate>, Error> {
         .git_global(false)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|entry| {
+        .filter_entry(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            !(is_dir
+            if !(is_dir
                 && entry.depth() > 0
                 && SKIPPED_DIRECTORIES.contains(&entry.file_name().to_string_lossy().as_ref()))
+            {
+                return true;
+            }
+            // A skipped directory is walked only when an include rule may name a file in it.
+            entry
+                .path()
+                .strip_prefix(&walk_root)
+                .ok()
+                .and_then(|p| p.to_str())
+                .is_some_and(|p| walk_policy.may_include_under(&p.replace('\\', "/")))
         })
         .build();
     for entry in walker {
@@ -199,14 +316,32 @@ fn walk(root: &Path) -> Result<Vec<Candidate>, Error> {
             continue;
         };
         let path = relative.replace('\\', "/");
-        if is_generated_name(&path) {
+        if path == policy::POLICY_FILE {
+            continue;
+        }
+        let included = policy.included_by(&path);
+        let skipped_by_default = is_generated_name(&path) || in_skipped_directory(&path);
+        if skipped_by_default && included.is_none() {
             continue;
         }
         let Ok(metadata) = entry.metadata() else {
             continue;
         };
-        if !(is_indexable(&path) || is_script(entry.path(), &path, metadata.len())) {
+        let language = match policy::language_of(&path) {
+            Some(language) => Some(language),
+            None => match script_language(entry.path(), &path, metadata.len()) {
+                Some(language) => Some(language.name()),
+                None => continue,
+            },
+        };
+        if let Some(rule) = policy.excluded(&path, language) {
+            effects.count(rule, &path);
             continue;
+        }
+        if let Some(rule) = included
+            && (skipped_by_default || policy.excluded_ignoring_includes(&path))
+        {
+            effects.count(rule, &path);
         }
         let modified_ns = metadata
             .modified()
@@ -219,10 +354,11 @@ fn walk(root: &Path) -> Result<Vec<Candidate>, Error> {
             absolute: entry.path().to_path_buf(),
             size: metadata.len(),
             modified_ns,
+            forced: included.is_some(),
         });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
+    Ok((out, effects))
 }
 
 /// Reads a file and says why it cannot be indexed, if it cannot.
@@ -239,8 +375,9 @@ fn read_source(candidate: &Candidate, max_bytes: u64) -> Result<String, String> 
     }
     let text = String::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_owned())?;
     let head: String = text.lines().take(5).collect::<Vec<_>>().join("\n");
-    if (head.contains("Code generated") && head.contains("DO NOT EDIT"))
-        || head.contains("@generated")
+    if !candidate.forced
+        && ((head.contains("Code generated") && head.contains("DO NOT EDIT"))
+            || head.contains("@generated"))
     {
         return Err(GENERATED.into());
     }
@@ -261,6 +398,7 @@ fn parse_file(
     let mut facts = FileFacts {
         path: candidate.path.clone(),
         size: candidate.size,
+        included: candidate.forced,
         ..Default::default()
     };
     let text = match read_source(candidate, max_bytes) {
@@ -327,14 +465,15 @@ fn layout_of(root: &Path, candidates: &[Candidate]) -> Layout {
     layout
 }
 
-/// The version of what extraction produces: bump it whenever an extractor change alters
-/// the facts of an unchanged file, so cached facts from an older build are re-extracted.
-const EXTRACTOR_VERSION: u32 = 12;
+/// The version of resolution (`resolve.rs`): bump it whenever a change alters the edges
+/// or nodes built from unchanged facts, so the next run rebuilds every owner. Extraction
+/// is versioned per language and per file instead (`lang::extractor_version`).
+const RESOLVER_VERSION: u32 = 13;
 
-/// A hash of what qualified names depend on besides the file itself (and the extractor
+/// A hash of what qualified names depend on besides the file itself (and the resolver
 /// version).
 fn layout_hash(layout: &Layout) -> String {
-    let mut text = format!("extractor {EXTRACTOR_VERSION}\n");
+    let mut text = format!("resolver {RESOLVER_VERSION}\n");
     for (dir, module) in &layout.go_modules {
         text.push_str(&format!("go {dir} {module}\n"));
     }
@@ -506,7 +645,8 @@ pub fn snapshot(options: &IndexOptions) -> Result<Vec<codectx_graph::OwnerGraph>
             format!("cannot index {}: {e}", options.root.display()),
         )
     })?;
-    let candidates = walk(&root)?;
+    let policy = Policy::load(&root)?;
+    let (candidates, _) = walk(&root, &policy)?;
     let layout = layout_of(&root, &candidates);
     let to_parse: Vec<&Candidate> = candidates.iter().collect();
     let report = Mutex::new(IndexReport::default());
@@ -548,10 +688,21 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
         ));
     }
     let graph_id = graph_id_for(&options.owner, &options.name);
+    // A malformed policy stops the run before anything is written: the graph keeps
+    // what the last good policy produced.
+    let policy = Policy::load(&root)?;
+    let policy_present = root.join(policy::POLICY_FILE).is_file();
     let walk_root = root.clone();
-    let candidates = tokio::task::spawn_blocking(move || walk(&walk_root))
+    let walk_policy = policy.clone();
+    let (candidates, effects) = tokio::task::spawn_blocking(move || walk(&walk_root, &walk_policy))
         .await
         .map_err(|e| Error::internal(format!("walker: {e}")))??;
+    let policy_report = |files: &[FileFacts], effects: Effects| PolicyReport {
+        present: policy_present,
+        fingerprint: policy.fingerprint().to_owned(),
+        rules: effects.report(&policy),
+        annotations: annotation_effects(&policy, files),
+    };
     let layout = layout_of(&root, &candidates);
     let layout_hash = layout_hash(&layout);
 
@@ -568,8 +719,22 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
     let mut to_parse: Vec<&Candidate> = Vec::new();
     // What re-parsed files looked like before, to tell which other files they affect.
     let mut previous: HashMap<String, FileFacts> = HashMap::new();
+    let mut refreshed = 0;
     for candidate in &candidates {
         match cached.remove(&candidate.path) {
+            // Read by an extractor that has changed since: parsed again.
+            Some(entry)
+                if entry.facts.extractor != lang::extractor_version(&entry.facts.language) =>
+            {
+                refreshed += 1;
+                previous.insert(candidate.path.clone(), entry.facts);
+                to_parse.push(candidate)
+            }
+            // An include rule came or went: default skips apply differently now.
+            Some(entry) if entry.facts.included != candidate.forced => {
+                previous.insert(candidate.path.clone(), entry.facts);
+                to_parse.push(candidate)
+            }
             Some(entry)
                 if entry.size == candidate.size && entry.modified_ns == candidate.modified_ns =>
             {
@@ -596,13 +761,16 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
     let removed_paths: Vec<String> = cached.keys().cloned().collect();
     previous.extend(cached.into_iter().map(|(path, entry)| (path, entry.facts)));
 
-    // Nothing changed on disk, and the store still holds what the last run wrote: done.
+    // Nothing changed on disk, and the store still holds what the last run wrote under
+    // the same policy, with no change pending: done.
     if to_parse.is_empty() && removed_paths.is_empty() {
         let written = cache.meta(&graph_id, "version")?;
         let stored = store.repository(&graph_id).await?;
         if let (Some(written), Some(stored)) = (written, stored)
             && written == stored.version
             && stored.root == root.display().to_string()
+            && stored.policy_fingerprint == policy.fingerprint()
+            && stored.dirty_since == 0
         {
             let mut report = IndexReport {
                 graph_id: graph_id.clone(),
@@ -612,6 +780,7 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
             };
             count_skipped(&mut report, &reused);
             report.symbols = reused.iter().map(|f| f.symbols.len()).sum();
+            report.policy = policy_report(&reused, effects);
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
@@ -711,7 +880,8 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
     for owner in &build.owners {
         hashes.insert(owner.owner.as_str(), owner.hash.as_str());
     }
-    let mut version_text = String::new();
+    // Annotations are read with the graph: a policy change is a content change.
+    let mut version_text = format!("policy\u{1}{}\n", policy.fingerprint());
     for (owner, hash) in &hashes {
         version_text.push_str(owner);
         version_text.push('\u{1}');
@@ -731,6 +901,13 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
             commit: git_commit(&root),
             indexed_at: now,
             version: version.clone(),
+            policy: if policy.is_empty() {
+                String::new()
+            } else {
+                policy.to_json()
+            },
+            policy_fingerprint: policy.fingerprint().to_owned(),
+            dirty_since: 0,
         })
         .await?;
 
@@ -760,6 +937,8 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
     report.symbols = all.iter().map(|f| f.symbols.len()).sum();
     report.edges = build.owners.iter().map(|o| o.edges.len()).sum();
     report.owners_written = changed.len() + removed_owners.len();
+    report.refreshed = refreshed;
+    report.policy = policy_report(&all, effects);
     report.seconds = started.elapsed().as_secs_f64();
     for skipped in &report.skipped {
         tracing::warn!(path = %skipped.path, reason = %skipped.reason, "not parsed");
@@ -807,7 +986,7 @@ fn parse_all(
                     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         parse_file(candidate, layout, options.max_file_bytes, &mut parsers)
                     }));
-                    let (facts, status) = match outcome {
+                    let (mut facts, status) = match outcome {
                         Ok(result) => result,
                         Err(_) => {
                             parsers.clear();
@@ -820,6 +999,7 @@ fn parse_all(
                             (facts, None)
                         }
                     };
+                    facts.extractor = lang::extractor_version(&facts.language).to_owned();
                     {
                         let mut report = report.lock().expect("report lock");
                         match status {

@@ -59,6 +59,11 @@ pub struct IndexArgs {
     /// Do not show a progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// After indexing, print what the repository's policy (`.codectx.yaml`) did: files
+    /// each exclude, include and language rule decided (with examples), and the files and
+    /// symbols each annotation covers. docs/policy.md has the schema.
+    #[arg(long)]
+    pub explain_policy: bool,
 }
 
 impl IndexArgs {
@@ -80,6 +85,7 @@ impl IndexArgs {
             max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
             threads: 0,
             quiet: false,
+            explain_policy: false,
         }
     }
 }
@@ -251,6 +257,26 @@ pub fn summary(name: &str, report: &IndexReport) -> String {
         report.seconds,
         report.files_per_second()
     );
+    if report.refreshed > 0 {
+        text.push_str(&format!(
+            "; {} unchanged files read again by a newer extractor",
+            report.refreshed
+        ));
+    }
+    if report.policy.present {
+        let excluded: usize = report
+            .policy
+            .rules
+            .iter()
+            .filter(|r| r.effect == "excluded")
+            .map(|r| r.files)
+            .sum();
+        text.push_str(&format!(
+            "; policy {} ({excluded} files excluded, {} annotations)",
+            short(&report.policy.fingerprint),
+            report.policy.annotations.len()
+        ));
+    }
     if report.syntax_errors > 0 {
         text.push_str(&format!(
             "; {} files had syntax errors (indexed what parsed)",
@@ -258,4 +284,53 @@ pub fn summary(name: &str, report: &IndexReport) -> String {
         ));
     }
     text
+}
+
+fn short(fingerprint: &str) -> &str {
+    &fingerprint[..fingerprint.len().min(12)]
+}
+
+/// `--explain-policy`: what the policy decided, rule by rule.
+pub fn explain_policy(report: &IndexReport) -> String {
+    let policy = &report.policy;
+    if !policy.present {
+        return format!(
+            "no {} at the repository root: the defaults apply (.gitignore, vendored, \
+             dependency and build directories, generated files); docs/policy.md has the schema",
+            codectx_index::policy::POLICY_FILE
+        );
+    }
+    let mut text = format!(
+        "policy {} (fingerprint {})\n",
+        codectx_index::policy::POLICY_FILE,
+        policy.fingerprint
+    );
+    if policy.rules.is_empty() {
+        text.push_str("rules: none decided anything in this checkout\n");
+    }
+    for rule in &policy.rules {
+        text.push_str(&format!(
+            "{}: {} {} file{}",
+            rule.rule,
+            rule.effect,
+            rule.files,
+            if rule.files == 1 { "" } else { "s" }
+        ));
+        if !rule.examples.is_empty() {
+            let more = rule.files.saturating_sub(rule.examples.len());
+            text.push_str(&format!(" (e.g. {}", rule.examples.join(", ")));
+            if more > 0 {
+                text.push_str(&format!(", and {more} more"));
+            }
+            text.push(')');
+        }
+        text.push('\n');
+    }
+    for annotation in &policy.annotations {
+        text.push_str(&format!(
+            "annotation on {}: {} files, {} symbols: {}\n",
+            annotation.target, annotation.files, annotation.symbols, annotation.note
+        ));
+    }
+    text.trim_end().to_owned()
 }

@@ -118,6 +118,9 @@ async fn main() -> anyhow::Result<()> {
             let store = indexing::open_store(&args).await?;
             let report = indexing::run(&args, &*store).await?;
             println!("{}", indexing::summary(&args.name, &report));
+            if args.explain_policy {
+                println!("{}", indexing::explain_policy(&report));
+            }
             Ok(())
         }
         Command::Up(args) => up(args).await,

@@ -22,6 +22,66 @@ use crate::layout::Layout;
 use crate::redact;
 pub use languages::Tagged;
 
+/// Bump when a change to extraction every language shares (doc comments, strings,
+/// references, redaction, the facts written for a skipped file) alters the facts of an
+/// unchanged file.
+const COMMON_EXTRACTOR: u32 = 13;
+
+/// Bump the deep language's number when its extractor module changes what an unchanged
+/// file yields. Languages read through query files are versioned by their query text
+/// and [`tags::EXTRACTOR`], so editing a `.scm` file refreshes that language alone.
+fn deep_extractor(language: &str) -> Option<u32> {
+    Some(match language {
+        "go" => 1,
+        "python" => 1,
+        "rust" => 1,
+        "javascript" | "typescript" => 1,
+        "java" => 1,
+        "markdown" => 1,
+        "manifest" => 1,
+        _ => return None,
+    })
+}
+
+/// The extractor version of a language (a [`FileFacts::language`] value; empty for a
+/// file no extractor read): stored with each file's facts, compared on the next run.
+pub fn extractor_version(language: &str) -> &'static str {
+    static VERSIONS: std::sync::LazyLock<std::collections::HashMap<String, String>> =
+        std::sync::LazyLock::new(|| {
+            let mut versions = std::collections::HashMap::new();
+            for name in [
+                "",
+                "go",
+                "python",
+                "rust",
+                "javascript",
+                "typescript",
+                "java",
+                "markdown",
+                "manifest",
+            ] {
+                versions.insert(
+                    name.to_owned(),
+                    format!("{COMMON_EXTRACTOR}.{}", deep_extractor(name).unwrap_or(0)),
+                );
+            }
+            for tagged in Tagged::ALL {
+                let spec = tagged.spec();
+                let query = content_hash(spec.query.as_bytes());
+                versions.insert(
+                    spec.name.to_owned(),
+                    format!("{COMMON_EXTRACTOR}.t{}.{}", tags::EXTRACTOR, &query[..12]),
+                );
+            }
+            versions
+        });
+    VERSIONS
+        .get(language)
+        .or_else(|| VERSIONS.get(""))
+        .map(String::as_str)
+        .unwrap_or("")
+}
+
 /// The languages the indexer parses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Language {

@@ -31,6 +31,9 @@ use tree_sitter::{Node as SyntaxNode, Query, QueryCursor};
 use super::{Builder, NewSymbol, end_line, line};
 use crate::layout::Layout;
 
+/// Bump when this extractor (not a query file) changes what an unchanged file yields.
+pub const EXTRACTOR: u32 = 1;
+
 /// One language read through its query file.
 #[derive(Debug)]
 pub struct Spec {

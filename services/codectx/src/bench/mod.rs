@@ -437,6 +437,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
             commit: report::checkout_commit(path),
             index_seconds: began.elapsed().as_secs_f64(),
             summary: indexing::summary(&repo.key, &report),
+            policy_fingerprint: report.policy.fingerprint.clone(),
         });
     }
 

@@ -20,6 +20,10 @@ pub struct IndexedRepo {
     pub commit: Option<String>,
     pub index_seconds: f64,
     pub summary: String,
+    /// The fingerprint of the repository policy (`.codectx.yaml`) the graph was indexed
+    /// under (the empty policy's when the checkout has none): results are comparable only
+    /// under the same one.
+    pub policy_fingerprint: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -164,7 +168,7 @@ impl Report {
         for repo in &self.repos {
             let _ = writeln!(
                 out,
-                "- `{}` = {}{}: {} ({:.1} s)",
+                "- `{}` = {}{}: {} ({:.1} s; policy fingerprint {})",
                 repo.key,
                 repo.path,
                 repo.commit
@@ -172,7 +176,8 @@ impl Report {
                     .map(|c| format!(" @ {c}"))
                     .unwrap_or_default(),
                 repo.summary,
-                repo.index_seconds
+                repo.index_seconds,
+                &repo.policy_fingerprint[..repo.policy_fingerprint.len().min(16)]
             );
         }
         out.push('\n');
