@@ -266,6 +266,15 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 
 /// Indexes `tests/fixtures/<fixture>` as repository `name` and starts every service.
 pub async fn start_indexed(fixture: &str, name: &str) -> IndexedStack {
+    start_indexed_with(fixture, name, |_| {}).await
+}
+
+/// [`start_indexed`], after `prepare` edits the copy (a policy file, extra files).
+pub async fn start_indexed_with(
+    fixture: &str,
+    name: &str,
+    prepare: impl FnOnce(&std::path::Path),
+) -> IndexedStack {
     use codectx::indexing::{self, IndexArgs};
     let checkout = tempfile::tempdir().unwrap();
     copy_dir(
@@ -274,6 +283,7 @@ pub async fn start_indexed(fixture: &str, name: &str) -> IndexedStack {
             .join(fixture),
         checkout.path(),
     );
+    prepare(checkout.path());
     let data = tempfile::tempdir().unwrap();
     let args = IndexArgs {
         threads: 2,

@@ -2,6 +2,7 @@
 //! id formats, and the checks that enforce them at the edge.
 
 pub mod auth;
+pub mod checkout;
 pub mod conventions;
 pub mod embedding_text;
 pub mod ids;

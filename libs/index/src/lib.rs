@@ -496,25 +496,8 @@ fn layout_hash(layout: &Layout) -> String {
 const FACTS_VERSION: u32 = 1;
 
 fn git_commit(root: &Path) -> String {
-    let git = root.join(".git");
-    let Ok(head) = std::fs::read_to_string(git.join("HEAD")) else {
-        return String::new();
-    };
-    let head = head.trim();
-    let Some(reference) = head.strip_prefix("ref: ") else {
-        return head.to_owned();
-    };
-    if let Ok(commit) = std::fs::read_to_string(git.join(reference)) {
-        return commit.trim().to_owned();
-    }
-    std::fs::read_to_string(git.join("packed-refs"))
-        .ok()
-        .and_then(|packed| {
-            packed.lines().find_map(|line| {
-                let (commit, name) = line.split_once(' ')?;
-                (name == reference).then(|| commit.to_owned())
-            })
-        })
+    codectx_core::checkout::head(root)
+        .map(|h| h.commit)
         .unwrap_or_default()
 }
 

@@ -60,6 +60,10 @@ fn card(card: &graph::SymbolCard, include_ids: bool) -> Value {
     if card.summary.is_empty() {
         value.as_object_mut().expect("object").remove("summary");
     }
+    // The repository policy's notes on this symbol or its file (.codectx.yaml).
+    if !card.notes.is_empty() {
+        value["notes"] = Value::from(card.notes.clone());
+    }
     value
 }
 
@@ -85,7 +89,16 @@ fn neighbor(n: &graph::Neighbor) -> Value {
 }
 
 fn envelope(status: AnswerStatus, entries: Vec<Value>, legs: &[&str]) -> Value {
-    json!({"status": status_name(status), "entries": entries, "omitted": [], "provenance": {"legs": legs}, "tokens": 0})
+    let mut answer = json!({"status": status_name(status), "entries": entries, "omitted": [], "provenance": {"legs": legs}, "tokens": 0});
+    crate::freshness::stamp(&mut answer);
+    answer
+}
+
+/// Packs an answer built outside [`envelope`] (not found, ambiguous, over budget),
+/// stamped with the graph's index like every other.
+fn finalize(mut answer: Value) -> (String, u32) {
+    crate::freshness::stamp(&mut answer);
+    codectx_assemble::finalize(answer)
 }
 
 /// Packs the answer under its budget. Packing is CPU work proportional to the answer, so it
@@ -93,10 +106,11 @@ fn envelope(status: AnswerStatus, entries: Vec<Value>, legs: &[&str]) -> Value {
 /// waiting for it.
 async fn finish(
     status: AnswerStatus,
-    answer: Value,
+    mut answer: Value,
     max_tokens: u32,
     removable: &[Removable],
 ) -> Result<Answer, Error> {
+    crate::freshness::stamp(&mut answer);
     // Unresolved names are the least useful detail: they go first.
     let entries = answer["entries"].as_array().map_or(0, Vec::len);
     let mut order: Vec<Removable> = (0..entries)
@@ -119,7 +133,7 @@ async fn finish(
             tokens,
         }),
         Err(error) if error.reason() == "budget_exceeded" => {
-            let (json, tokens) = codectx_assemble::finalize(json!({
+            let (json, tokens) = finalize(json!({
                 "status": "budget_exceeded",
                 "entries": [],
                 "omitted": [],
@@ -240,7 +254,7 @@ fn early(answer: Value) -> Answer {
         Some("ambiguous") => AnswerStatus::Ambiguous,
         _ => AnswerStatus::NotFound,
     };
-    let (json, tokens) = codectx_assemble::finalize(answer);
+    let (json, tokens) = finalize(answer);
     Answer {
         status,
         json,
@@ -666,7 +680,7 @@ pub async fn search(
         })
         .collect();
     if entries.is_empty() {
-        let (json, tokens) = codectx_assemble::finalize(json!({
+        let (json, tokens) = finalize(json!({
             "status": "not_found",
             "entries": [],
             "omitted": [],
@@ -995,7 +1009,7 @@ pub async fn minimal_context(
         } else {
             "nothing in the repository matches the task's words; name a symbol, file or error message".to_owned()
         };
-        let (json, tokens) = codectx_assemble::finalize(json!({
+        let (json, tokens) = finalize(json!({
             "status": "not_found",
             "entries": [],
             "omitted": [],
@@ -1217,7 +1231,7 @@ pub async fn pr_context(
         )
         .await?;
     if impact.changed.is_empty() {
-        let (json, tokens) = codectx_assemble::finalize(json!({
+        let (json, tokens) = finalize(json!({
             "status": "not_found",
             "entries": [],
             "unknown_paths": impact.unknown_paths,
@@ -1299,7 +1313,7 @@ pub async fn pr_context(
             .as_array()
             .is_none_or(|e| e.is_empty())
     {
-        let (json, tokens) = codectx_assemble::finalize(json!({
+        let (json, tokens) = finalize(json!({
             "status": "budget_exceeded",
             "entries": [],
             "omitted": [],
@@ -1361,7 +1375,7 @@ pub async fn code_snippet(
     let answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
     let answer = finish(AnswerStatus::Ok, answer, limits::MAX_TOKENS, &[]).await?;
     if answer.status == AnswerStatus::BudgetExceeded {
-        let (json, tokens) = codectx_assemble::finalize(json!({
+        let (json, tokens) = finalize(json!({
             "status": "budget_exceeded",
             "entries": [card(&symbol, false)],
             "omitted": [{"what": format!("source of {}", symbol.qualified_name), "count": 1, "reason": "budget"}],

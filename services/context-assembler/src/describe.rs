@@ -19,7 +19,7 @@ pub async fn describe_repository(
         .describe_graph(context, graph::DescribeGraphRequest {})
         .await?;
     // Code languages first, by files; documents and manifests after them.
-    let mut languages = described.languages;
+    let mut languages = described.languages.clone();
     languages.sort_by_key(|l| {
         (
             matches!(l.language.as_str(), "markdown" | "manifest"),
@@ -42,11 +42,7 @@ pub async fn describe_repository(
         .collect();
     let (json, tokens) = codectx_assemble::finalize(json!({
         "status": "ok",
-        "repository": {
-            "name": described.name,
-            "commit": described.commit,
-            "indexed_at": described.indexed_at,
-        },
+        "repository": repository(&described),
         "languages": languages,
         "omitted": [],
         "tokens": 0
@@ -56,4 +52,26 @@ pub async fn describe_repository(
         json,
         tokens,
     })
+}
+
+/// The repository object: what was indexed, under which policy, and whether the
+/// checkout has moved past it.
+fn repository(described: &graph::DescribeGraphResponse) -> Value {
+    let mut repository = json!({
+        "name": described.name,
+        "commit": described.commit,
+        "indexed_at": described.indexed_at,
+        "version": described.version,
+    });
+    if !described.policy_fingerprint.is_empty() {
+        repository["policy_fingerprint"] = Value::from(described.policy_fingerprint.clone());
+        repository["annotations"] = Value::from(described.annotations);
+    }
+    if described.stale {
+        let index = crate::freshness::index_value(described);
+        for key in ["stale", "stale_seconds", "stale_reason"] {
+            repository[key] = index[key].clone();
+        }
+    }
+    repository
 }

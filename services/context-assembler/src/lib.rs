@@ -9,8 +9,11 @@ mod code;
 mod code_vectors;
 mod dense;
 mod describe;
+mod freshness;
 mod memory;
 mod ranking;
+
+use std::sync::Arc;
 
 use codectx_clients::{EmbeddingClient, GraphClient, LexicalClient, PeerConfig, VectorClient};
 use codectx_errors::Error;
@@ -181,6 +184,7 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
         retrieval: config.retrieval.legs,
         code_floors: config.retrieval.code_floors,
         code_vectors: code_vectors::CodeVectors::default(),
+        freshness: Arc::default(),
     };
     Ok(BuiltService {
         name: NAME,
@@ -203,9 +207,24 @@ struct ContextAssembler {
     retrieval: RetrievalLegs,
     code_floors: CodeFloors,
     code_vectors: code_vectors::CodeVectors,
+    freshness: Arc<freshness::Freshness>,
 }
 
 impl ContextAssembler {
+    /// A code operation under the deadline, its answer stamped with the graph's index
+    /// (commit or version, and staleness: `freshness`).
+    async fn code<T>(
+        &self,
+        context: &codectx_tenant::TenantContext,
+        work: impl std::future::Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        deadline(async {
+            let index = self.freshness.index(&self.graph, context).await;
+            freshness::with_index(index, work).await
+        })
+        .await
+    }
+
     fn dense_code(&self) -> ranking::DenseCode {
         ranking::DenseCode {
             floors: self.code_floors,
@@ -280,17 +299,21 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         // The agent's notes about this repository join the answer when it may read them.
         let memory = context.has_scope(Scope::ReadMemory).then_some(&legs);
         let dense = self.dense_code();
-        let answer = deadline(code::minimal_context(
-            &self.lexical,
-            self.retrieval,
-            Some(&dense),
-            &self.graph,
-            memory,
-            &context,
-            &message.task,
-            message.max_tokens,
-        ))
-        .await?;
+        let answer = self
+            .code(
+                &context,
+                code::minimal_context(
+                    &self.lexical,
+                    self.retrieval,
+                    Some(&dense),
+                    &self.graph,
+                    memory,
+                    &context,
+                    &message.task,
+                    message.max_tokens,
+                ),
+            )
+            .await?;
         Ok(respond(answer))
     }
 
@@ -301,14 +324,18 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         let context = from_request(&request)?;
         context.require_scope(Scope::ReadCode)?;
         let message = request.into_inner();
-        let answer = deadline(code::symbol_context(
-            &self.graph,
-            &context,
-            &message.symbol,
-            message.max_tokens,
-            message.include_ids,
-        ))
-        .await?;
+        let answer = self
+            .code(
+                &context,
+                code::symbol_context(
+                    &self.graph,
+                    &context,
+                    &message.symbol,
+                    message.max_tokens,
+                    message.include_ids,
+                ),
+            )
+            .await?;
         Ok(respond(answer))
     }
 
@@ -324,15 +351,19 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
             Ok(pb::CallDirection::Callees) => GraphDirection::Outgoing,
             _ => GraphDirection::Both,
         };
-        let answer = deadline(code::call_graph(
-            &self.graph,
-            &context,
-            &message.symbol,
-            direction,
-            message.depth,
-            message.max_tokens,
-        ))
-        .await?;
+        let answer = self
+            .code(
+                &context,
+                code::call_graph(
+                    &self.graph,
+                    &context,
+                    &message.symbol,
+                    direction,
+                    message.depth,
+                    message.max_tokens,
+                ),
+            )
+            .await?;
         Ok(respond(answer))
     }
 
@@ -354,13 +385,12 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
                 .into());
             }
         };
-        let answer = deadline(code::pr_context(
-            &self.graph,
-            &context,
-            change,
-            message.max_tokens,
-        ))
-        .await?;
+        let answer = self
+            .code(
+                &context,
+                code::pr_context(&self.graph, &context, change, message.max_tokens),
+            )
+            .await?;
         Ok(respond(answer))
     }
 
@@ -372,17 +402,21 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
         context.require_scope(Scope::ReadCode)?;
         let message = request.into_inner();
         let dense = self.dense_code();
-        let answer = deadline(code::search(
-            &self.lexical,
-            self.retrieval,
-            Some(&dense),
-            &self.graph,
-            &context,
-            &message.query,
-            codectx_core::limits::normalize_kinds(message.kinds)?,
-            message.limit,
-        ))
-        .await?;
+        let answer = self
+            .code(
+                &context,
+                code::search(
+                    &self.lexical,
+                    self.retrieval,
+                    Some(&dense),
+                    &self.graph,
+                    &context,
+                    &message.query,
+                    codectx_core::limits::normalize_kinds(message.kinds)?,
+                    message.limit,
+                ),
+            )
+            .await?;
         Ok(respond(answer))
     }
 
@@ -406,13 +440,12 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
                 .into());
             }
         };
-        let answer = deadline(code::code_snippet(
-            &self.graph,
-            &context,
-            target,
-            &message.fingerprint,
-        ))
-        .await?;
+        let answer = self
+            .code(
+                &context,
+                code::code_snippet(&self.graph, &context, target, &message.fingerprint),
+            )
+            .await?;
         Ok(respond(answer))
     }
 
@@ -422,7 +455,12 @@ impl context_assembler_service_server::ContextAssemblerService for ContextAssemb
     ) -> Result<Response<pb::ContextAnswer>, Status> {
         let context = from_request(&request)?;
         context.require_scope(Scope::ReadCode)?;
-        let answer = deadline(describe::describe_repository(&self.graph, &context)).await?;
+        let answer = self
+            .code(
+                &context,
+                describe::describe_repository(&self.graph, &context),
+            )
+            .await?;
         Ok(respond(answer))
     }
 

@@ -38,6 +38,27 @@ fn render_repository(top: &Map<String, Value>, out: &mut String) {
                 None => out.push_str(&compact(at)),
             }
         }
+        if let Some(policy) = non_empty_str(repository.get("policy_fingerprint")) {
+            let annotations = repository
+                .get("annotations")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            out.push_str(&format!(
+                ", policy {} ({annotations} annotation{})",
+                &policy[..policy.len().min(12)],
+                if annotations == 1 { "" } else { "s" }
+            ));
+        }
+        if repository.get("stale").and_then(Value::as_bool) == Some(true) {
+            out.push_str(&format!(
+                ", stale: {} {} s ago",
+                non_empty_str(repository.get("stale_reason")).unwrap_or("the checkout changed"),
+                repository
+                    .get("stale_seconds")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0)
+            ));
+        }
         out.push('\n');
     }
     let Some(languages) = top.get("languages").and_then(Value::as_array) else {
@@ -67,6 +88,32 @@ fn render_repository(top: &Map<String, Value>, out: &mut String) {
             non_empty_str(language.get("reads")).unwrap_or(""),
         ));
     }
+}
+
+/// The graph the answer was read from, and whether the checkout has moved past it:
+/// `index: commit 0123456789ab` or `index: commit 0123456789ab, stale: files changed 42 s
+/// ago; re-index, or read the files for what changed`.
+fn render_index(top: &Map<String, Value>, out: &mut String) {
+    let Some(index) = top.get("index").and_then(Value::as_object) else {
+        return;
+    };
+    out.push_str("index:");
+    for key in ["commit", "version"] {
+        if let Some(value) = non_empty_str(index.get(key)) {
+            out.push_str(&format!(" {key} {value}"));
+        }
+    }
+    if index.get("stale").and_then(Value::as_bool) == Some(true) {
+        let reason = non_empty_str(index.get("stale_reason")).unwrap_or("the checkout changed");
+        let seconds = index
+            .get("stale_seconds")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        out.push_str(&format!(
+            ", stale: {reason} {seconds} s ago; the answer may not show that change (it is re-indexed when a watcher runs; read the files to be sure)"
+        ));
+    }
+    out.push('\n');
 }
 
 /// Unix seconds as `2026-12-02 04:05 UTC` (days to a civil date: Howard Hinnant's
@@ -100,6 +147,7 @@ const HEAD_FIELDS: &[&str] = &["kind", "qualified_name", "path", "lines", "line"
 /// Top-level fields rendered in a fixed place (or dropped: `tokens`).
 const TOP_FIELDS: &[&str] = &[
     "status",
+    "index",
     "repository",
     "languages",
     "notice",
@@ -142,6 +190,7 @@ pub fn render(answer: &Value) -> String {
         out.push_str(notice);
         out.push('\n');
     }
+    render_index(top, &mut out);
     if let Some(prefix) = &prefix {
         out.push_str("names relative to ");
         out.push_str(prefix);
@@ -266,6 +315,17 @@ fn render_entry(entry: &Value, name: &dyn Fn(&str) -> String, out: &mut String) 
             || is_empty(value)
             || in_source(key, value)
         {
+            continue;
+        }
+        // The repository policy's notes: one line each, as the team wrote them.
+        if key == "notes"
+            && let Some(notes) = value.as_array()
+        {
+            for note in notes.iter().filter_map(Value::as_str) {
+                out.push_str("  note: ");
+                out.push_str(note);
+                out.push('\n');
+            }
             continue;
         }
         render_field(key, value, "  ", own_path, name, out);

@@ -5,6 +5,10 @@ use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use codectx_graph::notes::Notes;
+
+use crate::freshness::{annotate, staleness};
+
 use crate::neighbours;
 use codectx_core::conventions::{is_test_name, is_test_path};
 use codectx_core::limits;
@@ -32,6 +36,8 @@ const CORPUS_CHUNK: usize = 1_000;
 
 pub(crate) struct GraphHydrator {
     pub(crate) store: Arc<dyn Store>,
+    /// Repository records (policy notes, freshness), cached for a second.
+    pub(crate) records: Arc<crate::freshness::Records>,
 }
 
 fn code_context<T>(request: &Request<T>) -> Result<TenantContext, Status> {
@@ -55,6 +61,7 @@ pub(crate) fn card(node: &Node) -> pb::SymbolCard {
         }),
         summary: node.summary.clone(),
         fingerprint: node.fingerprint.clone(),
+        notes: Vec::new(),
     }
 }
 
@@ -166,12 +173,23 @@ fn omissions(omitted: &[query::Omitted]) -> Vec<Omission> {
         .collect()
 }
 
-fn expand_response(expansions: Vec<query::Expansion>, missing: Vec<String>) -> pb::ExpandResponse {
+/// A card an answer is about, with the policy's notes that apply to it.
+fn annotated(node: &Node, notes: &Notes) -> pb::SymbolCard {
+    let mut card = card(node);
+    annotate(&mut card, notes);
+    card
+}
+
+fn expand_response(
+    expansions: Vec<query::Expansion>,
+    missing: Vec<String>,
+    notes: &Notes,
+) -> pb::ExpandResponse {
     pb::ExpandResponse {
         expansions: expansions
             .iter()
             .map(|e| pb::Expansion {
-                root: Some(card(&e.root)),
+                root: Some(annotated(&e.root, notes)),
                 neighbors: e.neighbors.iter().map(neighbor).collect(),
                 omitted: omissions(&e.omitted),
             })
@@ -214,6 +232,10 @@ impl GraphHydrator {
             })
     }
 
+    async fn notes(&self, context: &TenantContext) -> Result<Arc<Notes>, Error> {
+        self.records.notes(&*self.store, context.graph_id()).await
+    }
+
     async fn expand_one(
         &self,
         context: &TenantContext,
@@ -223,7 +245,8 @@ impl GraphHydrator {
         check_symbol_id(id)?;
         let (expansions, missing) =
             query::expand(&*self.store, context.graph_id(), &[id.to_owned()], &options).await?;
-        Ok(expand_response(expansions, missing))
+        let notes = self.notes(context).await?;
+        Ok(expand_response(expansions, missing, &notes))
     }
 }
 
@@ -258,8 +281,9 @@ impl GraphHydratorService for GraphHydrator {
             limit(message.limit).min(100),
         )
         .await?;
+        let notes = self.notes(&context).await?;
         Ok(Response::new(pb::LookupSymbolsResponse {
-            matches: found.matches.iter().map(card).collect(),
+            matches: found.matches.iter().map(|n| annotated(n, &notes)).collect(),
             ambiguous: found.ambiguous,
         }))
     }
@@ -274,9 +298,10 @@ impl GraphHydratorService for GraphHydrator {
         let nodes = self.store.nodes(context.graph_id(), &ids).await?;
         let by_id: BTreeMap<&str, &Node> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
         // In request order; ids not in this graph are missing (never looked up elsewhere).
+        let notes = self.notes(&context).await?;
         let cards = ids
             .iter()
-            .filter_map(|id| by_id.get(id.as_str()).map(|n| card(n)))
+            .filter_map(|id| by_id.get(id.as_str()).map(|n| annotated(n, &notes)))
             .collect();
         let missing = ids
             .iter()
@@ -301,7 +326,8 @@ impl GraphHydratorService for GraphHydrator {
         };
         let (expansions, missing) =
             query::expand(&*self.store, context.graph_id(), &message.ids, &options).await?;
-        Ok(Response::new(expand_response(expansions, missing)))
+        let notes = self.notes(&context).await?;
+        Ok(Response::new(expand_response(expansions, missing, &notes)))
     }
 
     async fn get_call_graph(
@@ -426,11 +452,12 @@ impl GraphHydratorService for GraphHydrator {
             limit(message.limit_per_symbol),
         )
         .await?;
+        let notes = self.notes(&context).await?;
         Ok(Response::new(pb::GetChangeImpactResponse {
             changed: changed
                 .iter()
                 .map(|c| pb::ChangedSymbol {
-                    symbol: Some(card(&c.symbol)),
+                    symbol: Some(annotated(&c.symbol, &notes)),
                     callers: c.callers.iter().map(neighbor).collect(),
                     used_by: c.used_by.iter().map(neighbor).collect(),
                     tests: c.tests.iter().map(neighbor).collect(),
@@ -469,8 +496,9 @@ impl GraphHydratorService for GraphHydrator {
             tokio::task::spawn_blocking(move || snippet::read(&root, &checked, &fingerprint))
                 .await
                 .map_err(|e| Error::internal(format!("snippet reader: {e}")))??;
+        let notes = Notes::from_policy_json(&repository.policy);
         Ok(Response::new(pb::ReadSnippetResponse {
-            symbol: Some(card(&node)),
+            symbol: Some(annotated(&node, &notes)),
             text,
         }))
     }
@@ -599,7 +627,26 @@ impl GraphHydratorService for GraphHydrator {
         let context = code_context(&request)?;
         let repository = self.require_graph(&context).await?;
         let languages = self.store.language_counts(context.graph_id()).await?;
+        let staleness = tokio::task::spawn_blocking({
+            let repository = repository.clone();
+            move || staleness(&repository)
+        })
+        .await
+        .map_err(|e| Error::internal(format!("freshness: {e}")))?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0);
+        let annotations = Notes::from_policy_json(&repository.policy)
+            .annotations()
+            .len();
         Ok(Response::new(pb::DescribeGraphResponse {
+            version: repository.version,
+            policy_fingerprint: repository.policy_fingerprint,
+            annotations: annotations as u32,
+            stale: staleness.since().is_some(),
+            stale_seconds: staleness.since().map_or(0, |at| (now - at).max(0)),
+            stale_reason: staleness.reason().to_owned(),
             name: repository.name,
             commit: repository.commit,
             indexed_at: repository.indexed_at,

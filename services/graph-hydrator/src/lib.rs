@@ -2,6 +2,7 @@
 //! memory capability, agent memory). Every call is rooted at the verified context's
 //! `graph_id`; nothing in a request can name another graph.
 
+mod freshness;
 mod grpc;
 mod neighbours;
 pub mod snippet;
@@ -60,8 +61,11 @@ pub fn build_with_store(store: Arc<dyn Store>) -> BuiltService {
         name: NAME,
         grpc_name: SERVICE_NAME,
         routes: Routes::new(
-            GraphHydratorServiceServer::new(grpc::GraphHydrator { store })
-                .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
+            GraphHydratorServiceServer::new(grpc::GraphHydrator {
+                store,
+                records: Arc::default(),
+            })
+            .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
         ),
         exempt_paths: Vec::new(),
         readiness: Readiness::new(true),

@@ -22,6 +22,11 @@ pub struct SymbolCard {
     /// Content hash of the symbol's span.
     #[prost(string, tag = "9")]
     pub fingerprint: ::prost::alloc::string::String,
+    /// The repository policy's notes (.codectx.yaml annotations) that apply to this symbol
+    /// or its file; set on the cards an answer is about (lookups, cards, expansion roots,
+    /// changed symbols, snippets), never on neighbours.
+    #[prost(string, repeated, tag = "10")]
+    pub notes: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct LookupSymbolsRequest {
@@ -272,6 +277,24 @@ pub struct DescribeGraphResponse {
     pub indexed_at: i64,
     #[prost(message, repeated, tag = "4")]
     pub languages: ::prost::alloc::vec::Vec<LanguageCount>,
+    /// The graph's content version (changes whenever what answers read changes).
+    #[prost(string, tag = "5")]
+    pub version: ::prost::alloc::string::String,
+    /// The fingerprint of the repository policy the graph was indexed under, and how many
+    /// annotations it holds.
+    #[prost(string, tag = "6")]
+    pub policy_fingerprint: ::prost::alloc::string::String,
+    #[prost(uint32, tag = "7")]
+    pub annotations: u32,
+    /// The checkout holds changes the graph does not: a watcher saw files change, or the
+    /// checkout's commit moved past the indexed one. `stale_seconds` is how long ago.
+    #[prost(bool, tag = "8")]
+    pub stale: bool,
+    #[prost(int64, tag = "9")]
+    pub stale_seconds: i64,
+    /// Why it is stale: "files changed" or "commit moved".
+    #[prost(string, tag = "10")]
+    pub stale_reason: ::prost::alloc::string::String,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct GetCorpusVersionRequest {
