@@ -38,7 +38,7 @@ const GENERATED: &str = "generated";
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Directories never indexed: vendored code, dependencies, build output, test data.
-const SKIPPED_DIRECTORIES: &[&str] = &[
+pub const SKIPPED_DIRECTORIES: &[&str] = &[
     "vendor",
     "node_modules",
     "third_party",
@@ -180,6 +180,25 @@ fn script_language(absolute: &Path, path: &str, size: u64) -> Option<Language> {
         .and_then(|_| file.read(&mut tail))
         .ok()?;
     Language::from_mode_line(&head, &String::from_utf8_lossy(&tail[..read]))
+}
+
+/// Whether a change at `relative` (a path in the checkout) can change what an index run
+/// reads: source, documents, manifests, files without an extension (scripts,
+/// directories), the policy file and `.gitignore` files; not hidden paths, build output
+/// or dependency directories. Watchers use it to ignore the noise of builds and editors.
+pub fn may_affect_index(relative: &str) -> bool {
+    let relative = relative.replace('\\', "/");
+    if relative == policy::POLICY_FILE || layout::file_name(&relative) == ".gitignore" {
+        return true;
+    }
+    let parts: Vec<&str> = relative.split('/').collect();
+    if parts
+        .iter()
+        .any(|p| p.starts_with('.') || SKIPPED_DIRECTORIES.contains(p))
+    {
+        return false;
+    }
+    !layout::file_name(&relative).contains('.') || policy::language_of(&relative).is_some()
 }
 
 /// Whether a path lies under a directory the walk skips by default.
@@ -1023,4 +1042,33 @@ pub fn validate_name(name: &str) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn watchers_ignore_build_output_hidden_paths_and_unread_files() {
+        for path in [
+            "src/a.py",
+            "README.md",
+            "go.mod",
+            "bin/tool",
+            ".codectx.yaml",
+            "pkg/.gitignore",
+            "deep/dir",
+        ] {
+            assert!(super::may_affect_index(path), "{path}");
+        }
+        for path in [
+            ".git/index",
+            ".codectx/graph.db",
+            "target/debug/x.rs",
+            "node_modules/a/index.js",
+            "src/.a.py.swp",
+            "data/graph.db-wal",
+            "notes.txt",
+        ] {
+            assert!(!super::may_affect_index(path), "{path}");
+        }
+    }
 }

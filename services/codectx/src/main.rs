@@ -53,6 +53,10 @@ struct McpArgs {
     /// Embedding runtime and model directory (`make models` fills the default).
     #[arg(long)]
     models: Option<PathBuf>,
+    /// Do not watch the indexed checkouts: answers then come from the graph as last
+    /// indexed (and say `stale` when its commit is behind the checkout's).
+    #[arg(long)]
+    no_watch: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -82,6 +86,11 @@ struct UpArgs {
     /// Seconds to report NOT_SERVING before stopping on SIGTERM/SIGINT.
     #[arg(long, default_value_t = 1)]
     drain_seconds: u64,
+    /// Do not watch the indexed checkouts. By default every graph whose checkout is on
+    /// this machine is re-indexed incrementally when its files change (debounced), and
+    /// answers say `stale` until the re-index lands.
+    #[arg(long)]
+    no_watch: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -235,6 +244,11 @@ async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
     {
         tracing::warn!("the embedding model is not loaded: recall runs lexical-only until it is");
     }
+    let _watching = if args.no_watch {
+        None
+    } else {
+        codectx::watch::watch_stack(&stack, &args.data).await?
+    };
     let running = tools.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     stack.stop().await?;
@@ -279,7 +293,18 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         compression: persistent_compression(&args.data),
     })
     .await?;
+    let watching = if args.no_watch {
+        None
+    } else {
+        codectx::watch::watch_stack(&stack, &args.data).await?
+    };
     println!("codectx is up (data in {})", args.data.display());
+    if let Some(watching) = &watching {
+        println!(
+            "watching {} checkout(s) for changes: edits are re-indexed within about 2 s (--no-watch turns this off)",
+            watching.targets.len()
+        );
+    }
     println!(
         "(services talk plaintext gRPC on loopback only; across a network each service sets server.tls and peers.*.tls: docs/security.md)"
     );
