@@ -97,12 +97,18 @@ async def tenant_a(args: argparse.Namespace) -> None:
 
         error, value, _ = await call(client, "list_repositories", {})
         expect(not error and [r["name"] for r in value["entries"]] == ["shop"], "list_repositories", value)
+        # Each entry names the policy its graph was indexed under (the empty policy's
+        # fingerprint when the checkout has no .codectx.yaml).
+        expect(all(len(r.get("policy", "")) == 12 for r in value["entries"]), "list_repositories policy", value)
 
         # describe_repository: the fixture's languages and how deeply each is read.
         error, value, text = await call(client, "describe_repository", {"repository": "shop"})
         go = [l for l in value.get("languages", []) if l["language"] == "go"]
         expect(not error and value["repository"]["name"] == "shop" and go and go[0]["depth"] == "deep"
                and go[0]["symbols"] > 0, "describe_repository", value)
+        expect(value["repository"]["policy_fingerprint"].startswith(
+            [r for r in (await call(client, "list_repositories", {}))[1]["entries"]][0]["policy"]),
+            "describe_repository and list_repositories name the same policy", value)
         expect("go: " in text and "; deep: " in text, "describe_repository reads as text", text)
 
         # A callers query and a symbol-context query return exactly the expected entries.

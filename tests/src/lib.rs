@@ -192,6 +192,7 @@ pub async fn register_indexed(
             pb::RegisterIndexedGraphRequest {
                 organisation_id: organisation_id.into(),
                 name: name.into(),
+                ..Default::default()
             },
         )
         .await

@@ -707,6 +707,7 @@ async fn a_hostile_tenant_reads_nothing_and_breaks_nothing() {
                         pb::RegisterIndexedGraphRequest {
                             organisation_id: id.clone(),
                             name: "shop".into(),
+                            ..Default::default()
                         },
                     )
                     .await

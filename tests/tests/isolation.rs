@@ -105,6 +105,7 @@ async fn no_entry_can_name_another_organisations_graph() {
             pb::RegisterIndexedGraphRequest {
                 organisation_id: organisation.id.clone(),
                 name: "shop".into(),
+                ..Default::default()
             },
         )
         .await

@@ -140,6 +140,7 @@ async fn answers_say_stale_until_the_change_is_indexed() {
     // A slow re-index, so the stale window is long enough to see.
     let _watching = codectx::watch::start(
         store,
+        None,
         targets,
         f.stack.data.path(),
         WatchOptions {

@@ -83,6 +83,8 @@ pub struct Skipped {
 #[derive(Debug, Clone, Default)]
 pub struct IndexReport {
     pub graph_id: String,
+    /// The checkout's commit (empty without git).
+    pub commit: String,
     pub files: usize,
     pub parsed: usize,
     pub reused: usize,
@@ -694,6 +696,7 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
     // what the last good policy produced.
     let policy = Policy::load(&root)?;
     let policy_present = root.join(policy::POLICY_FILE).is_file();
+    let commit = git_commit(&root);
     let walk_root = root.clone();
     let walk_policy = policy.clone();
     let (candidates, effects) = tokio::task::spawn_blocking(move || walk(&walk_root, &walk_policy))
@@ -772,10 +775,12 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
             && written == stored.version
             && stored.root == root.display().to_string()
             && stored.policy_fingerprint == policy.fingerprint()
+            && stored.commit == commit
             && stored.dirty_since == 0
         {
             let mut report = IndexReport {
                 graph_id: graph_id.clone(),
+                commit: commit.clone(),
                 files: reused.len(),
                 reused: reused.len(),
                 ..Default::default()
@@ -900,7 +905,7 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
             graph_id: graph_id.clone(),
             name: options.name.clone(),
             root: root.display().to_string(),
-            commit: git_commit(&root),
+            commit: commit.clone(),
             indexed_at: now,
             version: version.clone(),
             policy: if policy.is_empty() {
@@ -940,6 +945,7 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
     report.edges = build.owners.iter().map(|o| o.edges.len()).sum();
     report.owners_written = changed.len() + removed_owners.len();
     report.refreshed = refreshed;
+    report.commit = commit;
     report.policy = policy_report(&all, effects);
     report.seconds = started.elapsed().as_secs_f64();
     for skipped in &report.skipped {

@@ -149,6 +149,7 @@ pub(crate) fn repository_to_proto(r: store::Repository) -> pb::AccessRepository 
         name: r.name,
         policy_revision: r.policy_revision,
         created_at: r.created_at,
+        ..Default::default()
     }
 }
 
@@ -254,14 +255,26 @@ impl AuthzService for AuthzHandler {
         let credential = self.credential(request.into_inner().credential).await?;
         let repositories = blocking(&self.authority, move |a| {
             let subject = a.authenticate(credential.as_ref().map(OwnedCredential::borrow))?;
-            a.store().accessible_repositories(&subject)
+            let store = a.store();
+            // With what its graph's last index run read.
+            store
+                .accessible_repositories(&subject)?
+                .into_iter()
+                .map(|access| {
+                    let graph = store.graph(&access.repository.graph_id)?;
+                    let mut repository = repository_to_proto(access.repository);
+                    if let Some(graph) = graph {
+                        repository.commit = graph.index.commit;
+                        repository.policy_fingerprint = graph.index.policy_fingerprint;
+                        repository.indexed_at = graph.indexed_at;
+                    }
+                    Ok(repository)
+                })
+                .collect::<Result<Vec<_>, Error>>()
         })
         .await?;
         Ok(Response::new(pb::ListAccessibleRepositoriesResponse {
-            repositories: repositories
-                .into_iter()
-                .map(|a| repository_to_proto(a.repository))
-                .collect(),
+            repositories,
         }))
     }
 
@@ -591,9 +604,14 @@ impl AuthzService for AuthzHandler {
             // The indexing run is the proof that the organisation supplied the source: only
             // the platform's indexer (a platform admin credential) may say it happened.
             a.require_platform_admin(&admin)?;
-            let (_, repository) = a
-                .store()
-                .register_indexed_graph(&message.organisation_id, &message.name)?;
+            let (_, repository) = a.store().register_indexed_graph(
+                &message.organisation_id,
+                &message.name,
+                &store::GraphIndex {
+                    commit: message.commit,
+                    policy_fingerprint: message.policy_fingerprint,
+                },
+            )?;
             Ok(repository)
         })
         .await?;

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use tonic::service::Routes;
 
 pub use policy::Authority;
-pub use store::Store;
+pub use store::{GraphIndex, Store};
 
 /// Service name in logs, spans and the environment prefix `CODECTX_AUTHZ__`.
 pub const NAME: &str = "authz";

@@ -13,7 +13,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
 /// 2 added `graphs`: the registry of indexed graphs that proves an entry's access.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 /// Prefix of every API key secret, so leaked keys are recognisable by scanners.
 pub const API_KEY_PREFIX: &str = "cxk_";
@@ -71,6 +71,8 @@ CREATE TABLE IF NOT EXISTS graphs (
     name TEXT NOT NULL,
     public_name TEXT UNIQUE,
     indexed_at INTEGER NOT NULL,
+    commit_sha TEXT NOT NULL DEFAULT '',
+    policy_fingerprint TEXT NOT NULL DEFAULT '',
     UNIQUE (owner_id, name)
 );
 CREATE TABLE IF NOT EXISTS identities (
@@ -170,6 +172,16 @@ pub struct Graph {
     pub name: String,
     pub public_name: Option<String>,
     pub indexed_at: i64,
+    /// What the last index run read: the checkout's commit (empty without git) and the
+    /// fingerprint of the repository policy it applied.
+    pub index: GraphIndex,
+}
+
+/// What an index run read, as the indexer reports it when it registers the graph.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GraphIndex {
+    pub commit: String,
+    pub policy_fingerprint: String,
 }
 
 /// An identity of an OIDC issuer linked to a subject.
@@ -307,6 +319,21 @@ impl Store {
                     .map_err(storage)?;
             }
             Some(v) if v == SCHEMA_VERSION.to_string() => {}
+            // Version 2 did not record what each index run read (commit, policy).
+            Some(v) if v == "2" => {
+                connection
+                    .execute_batch(
+                        "ALTER TABLE graphs ADD COLUMN commit_sha TEXT NOT NULL DEFAULT '';
+                         ALTER TABLE graphs ADD COLUMN policy_fingerprint TEXT NOT NULL DEFAULT '';",
+                    )
+                    .map_err(storage)?;
+                connection
+                    .execute(
+                        "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+                        params![SCHEMA_VERSION.to_string()],
+                    )
+                    .map_err(storage)?;
+            }
             // Version 1 had no graph registry: its entries named graph ids that nothing
             // proved. They stay in place but authorize nothing until their organisation
             // re-indexes the repository (which registers the graph), see docs/security.md.
@@ -829,16 +856,30 @@ impl Store {
         &self,
         owner_id: &str,
         name: &str,
+        index: &GraphIndex,
     ) -> Result<(Graph, Repository), Error> {
         validate_name("name", name)?;
         self.require_organisation(owner_id)?;
+        for (field, value) in [
+            ("commit", &index.commit),
+            ("policy_fingerprint", &index.policy_fingerprint),
+        ] {
+            if value.len() > 128 || !value.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return Err(Error::invalid_argument(
+                    field,
+                    format!("{field} must be at most 128 letters and digits (a hash)"),
+                ));
+            }
+        }
         let graph_id = ids::graph_for(owner_id, name);
         let at = now();
         self.with(|c| {
             c.execute(
-                "INSERT INTO graphs (graph_id, owner_id, name, public_name, indexed_at) VALUES (?1, ?2, ?3, NULL, ?4)
-                 ON CONFLICT (graph_id) DO UPDATE SET indexed_at = excluded.indexed_at",
-                params![graph_id, owner_id, name, at],
+                "INSERT INTO graphs (graph_id, owner_id, name, public_name, indexed_at, commit_sha, policy_fingerprint)
+                 VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6)
+                 ON CONFLICT (graph_id) DO UPDATE SET indexed_at = excluded.indexed_at,
+                     commit_sha = excluded.commit_sha, policy_fingerprint = excluded.policy_fingerprint",
+                params![graph_id, owner_id, name, at, index.commit, index.policy_fingerprint],
             )
             .map_err(storage)?;
             Ok(())
@@ -866,7 +907,7 @@ impl Store {
     pub fn graph(&self, graph_id: &str) -> Result<Option<Graph>, Error> {
         self.with(|c| {
             c.query_row(
-                "SELECT graph_id, owner_id, name, public_name, indexed_at FROM graphs WHERE graph_id = ?1",
+                "SELECT graph_id, owner_id, name, public_name, indexed_at, commit_sha, policy_fingerprint FROM graphs WHERE graph_id = ?1",
                 params![graph_id],
                 graph_row,
             )
@@ -879,7 +920,7 @@ impl Store {
     pub fn public_graph(&self, public_name: &str) -> Result<Option<Graph>, Error> {
         self.with(|c| {
             c.query_row(
-                "SELECT graph_id, owner_id, name, public_name, indexed_at FROM graphs WHERE public_name = ?1",
+                "SELECT graph_id, owner_id, name, public_name, indexed_at, commit_sha, policy_fingerprint FROM graphs WHERE public_name = ?1",
                 params![public_name],
                 graph_row,
             )
@@ -891,7 +932,7 @@ impl Store {
     pub fn list_public_graphs(&self) -> Result<Vec<Graph>, Error> {
         self.with(|c| {
             let mut statement = c
-                .prepare("SELECT graph_id, owner_id, name, public_name, indexed_at FROM graphs WHERE public_name IS NOT NULL ORDER BY public_name")
+                .prepare("SELECT graph_id, owner_id, name, public_name, indexed_at, commit_sha, policy_fingerprint FROM graphs WHERE public_name IS NOT NULL ORDER BY public_name")
                 .map_err(storage)?;
             let rows = statement.query_map([], graph_row).map_err(storage)?;
             rows.collect::<Result<_, _>>().map_err(storage)
@@ -1232,6 +1273,10 @@ fn graph_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Graph> {
         name: r.get(2)?,
         public_name: r.get(3)?,
         indexed_at: r.get(4)?,
+        index: GraphIndex {
+            commit: r.get(5)?,
+            policy_fingerprint: r.get(6)?,
+        },
     })
 }
 
@@ -1260,9 +1305,54 @@ mod tests {
     /// The owner's entry for `name`, as an indexing run leaves it.
     fn indexed(store: &Store, organisation_id: &str, name: &str) -> Repository {
         store
-            .register_indexed_graph(organisation_id, name)
+            .register_indexed_graph(organisation_id, name, &GraphIndex::default())
             .unwrap()
             .1
+    }
+
+    #[test]
+    fn a_version_2_store_gains_what_index_runs_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("access.db");
+        {
+            let store = Store::open(&path).unwrap();
+            let org = store.create_organisation("acme").unwrap();
+            indexed(&store, &org.id, "api");
+            // Back to version 2: no index columns.
+            store
+                .with(|c| {
+                    c.execute_batch(
+                        "ALTER TABLE graphs DROP COLUMN commit_sha;
+                         ALTER TABLE graphs DROP COLUMN policy_fingerprint;
+                         UPDATE meta SET value = '2' WHERE key = 'schema_version';",
+                    )
+                    .map_err(storage)
+                })
+                .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let org = store.organisation_by_name("acme").unwrap().unwrap();
+        let graph_id = ids::graph_for(&org.id, "api");
+        assert_eq!(
+            store.graph(&graph_id).unwrap().unwrap().index,
+            GraphIndex::default()
+        );
+        let index = GraphIndex {
+            commit: "0123abcd".into(),
+            policy_fingerprint: "ffee".into(),
+        };
+        store
+            .register_indexed_graph(&org.id, "api", &index)
+            .unwrap();
+        assert_eq!(store.graph(&graph_id).unwrap().unwrap().index, index);
+        let bad = GraphIndex {
+            commit: "x' OR 1=1".into(),
+            ..GraphIndex::default()
+        };
+        let error = store
+            .register_indexed_graph(&org.id, "api", &bad)
+            .unwrap_err();
+        assert_eq!(error.field(), "commit");
     }
 
     #[test]

@@ -198,10 +198,17 @@ impl Registry {
         }
     }
 
-    async fn register(&self, owner: &str, name: &str) -> Result<(), Error> {
+    async fn register(&self, owner: &str, name: &str, report: &IndexReport) -> Result<(), Error> {
         match self {
             Registry::Local(store) => {
-                store.register_indexed_graph(owner, name)?;
+                store.register_indexed_graph(
+                    owner,
+                    name,
+                    &codectx_authz::GraphIndex {
+                        commit: report.commit.clone(),
+                        policy_fingerprint: report.policy.fingerprint.clone(),
+                    },
+                )?;
             }
             Registry::Remote { client, api_key } => {
                 client
@@ -210,6 +217,8 @@ impl Registry {
                         codectx_proto::authz::v1::RegisterIndexedGraphRequest {
                             organisation_id: owner.to_owned(),
                             name: name.to_owned(),
+                            commit: report.commit.clone(),
+                            policy_fingerprint: report.policy.fingerprint.clone(),
                         },
                     )
                     .await?;
@@ -237,7 +246,7 @@ pub async fn run(args: &IndexArgs, store: &dyn GraphStore) -> Result<IndexReport
         },
     )
     .await?;
-    registry.register(&owner, &args.name).await?;
+    registry.register(&owner, &args.name, &report).await?;
     Ok(report)
 }
 

@@ -102,7 +102,14 @@ pub async fn watch_stack(
         return Ok(None);
     }
     let store: Arc<dyn GraphStore> = stack.graph_store.clone();
-    start(store, targets, data, WatchOptions::default()).map(Some)
+    start(
+        store,
+        Some(stack.authority.store().clone()),
+        targets,
+        data,
+        WatchOptions::default(),
+    )
+    .map(Some)
 }
 
 fn now() -> i64 {
@@ -124,9 +131,12 @@ fn target_of(targets: &[Target], path: &Path) -> Option<usize> {
     (!relative.is_empty() && codectx_index::may_affect_index(relative)).then_some(at)
 }
 
-/// Starts watching `targets`; re-indexes into `store` with the facts cache of `data`.
+/// Starts watching `targets`; re-indexes into `store` with the facts cache of `data`, and
+/// records each run with the access store when given one (so `list_repositories` shows
+/// the commit and policy the graph now holds).
 pub fn start(
     store: Arc<dyn GraphStore>,
+    access: Option<Arc<codectx_authz::Store>>,
     targets: Vec<Target>,
     data: &Path,
     options: WatchOptions,
@@ -203,6 +213,19 @@ pub fn start(
                     },
                 )
                 .await;
+                if let (Ok(report), Some(access)) = (&run, &access) {
+                    let registered = access.register_indexed_graph(
+                        &target.owner,
+                        &target.name,
+                        &codectx_authz::GraphIndex {
+                            commit: report.commit.clone(),
+                            policy_fingerprint: report.policy.fingerprint.clone(),
+                        },
+                    );
+                    if let Err(error) = registered {
+                        tracing::warn!(repository = %target.name, %error, "cannot record the re-index");
+                    }
+                }
                 match run {
                     Ok(report) => tracing::info!(
                         repository = %target.name,

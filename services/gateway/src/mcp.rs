@@ -503,9 +503,22 @@ impl Tools {
 
     async fn list_repositories(&self, key: &str) -> Result<Value, Error> {
         let visible = self.visible_repositories(key).await?;
+        // With what each graph's last index read: its commit and the fingerprint of the
+        // repository policy (.codectx.yaml) applied, shortened; describe_repository has
+        // the rest.
+        let short = |text: &str| text.chars().take(12).collect::<String>();
         let entries: Vec<Value> = visible
             .iter()
-            .map(|r| json!({"name": r.name, "id": r.id}))
+            .map(|r| {
+                let mut entry = json!({"name": r.name, "id": r.id});
+                if !r.commit.is_empty() {
+                    entry["commit"] = Value::from(short(&r.commit));
+                }
+                if !r.policy_fingerprint.is_empty() {
+                    entry["policy"] = Value::from(short(&r.policy_fingerprint));
+                }
+                entry
+            })
             .collect();
         let (text, _) = codectx_assemble::finalize(
             json!({"status": "ok", "entries": entries, "omitted": [], "tokens": 0}),

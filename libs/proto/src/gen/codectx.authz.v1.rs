@@ -238,6 +238,14 @@ pub struct AccessRepository {
     pub policy_revision: u64,
     #[prost(int64, tag = "6")]
     pub created_at: i64,
+    /// What the graph's last index run read (set where the entry is listed for a caller):
+    /// the checkout's commit, the repository policy's fingerprint, and when.
+    #[prost(string, tag = "7")]
+    pub commit: ::prost::alloc::string::String,
+    #[prost(string, tag = "8")]
+    pub policy_fingerprint: ::prost::alloc::string::String,
+    #[prost(int64, tag = "9")]
+    pub indexed_at: i64,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct CreateRepositoryRequest {
@@ -257,6 +265,12 @@ pub struct RegisterIndexedGraphRequest {
     /// The repository key the indexing run used (`codectx index --name`).
     #[prost(string, tag = "2")]
     pub name: ::prost::alloc::string::String,
+    /// What the run read: the checkout's commit (empty without git) and the fingerprint of
+    /// the repository policy (.codectx.yaml) it applied. Letters and digits, at most 128.
+    #[prost(string, tag = "3")]
+    pub commit: ::prost::alloc::string::String,
+    #[prost(string, tag = "4")]
+    pub policy_fingerprint: ::prost::alloc::string::String,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ShareGraphRequest {

@@ -177,7 +177,7 @@ impl Report {
                     .unwrap_or_default(),
                 repo.summary,
                 repo.index_seconds,
-                &repo.policy_fingerprint[..repo.policy_fingerprint.len().min(16)]
+                &repo.policy_fingerprint[..repo.policy_fingerprint.len().min(12)]
             );
         }
         out.push('\n');
