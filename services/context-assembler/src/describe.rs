@@ -16,7 +16,7 @@ pub async fn describe_repository(
     context: &TenantContext,
 ) -> Result<Answer, Error> {
     let described = graph
-        .describe_graph(context, graph::DescribeGraphRequest {})
+        .describe_graph(context, graph::DescribeGraphRequest { languages: true })
         .await?;
     // Code languages first, by files; documents and manifests after them.
     let mut languages = described.languages.clone();

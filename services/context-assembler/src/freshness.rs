@@ -87,7 +87,7 @@ impl Freshness {
             return Some(value.clone());
         }
         let described = match client
-            .describe_graph(context, graph::DescribeGraphRequest {})
+            .describe_graph(context, graph::DescribeGraphRequest { languages: false })
             .await
         {
             Ok(described) => described,

@@ -625,8 +625,13 @@ impl GraphHydratorService for GraphHydrator {
         request: Request<pb::DescribeGraphRequest>,
     ) -> Result<Response<pb::DescribeGraphResponse>, Status> {
         let context = code_context(&request)?;
+        let with_languages = request.get_ref().languages;
         let repository = self.require_graph(&context).await?;
-        let languages = self.store.language_counts(context.graph_id()).await?;
+        let languages = if with_languages {
+            self.store.language_counts(context.graph_id()).await?
+        } else {
+            Vec::new()
+        };
         let staleness = tokio::task::spawn_blocking({
             let repository = repository.clone();
             move || staleness(&repository)

@@ -255,7 +255,12 @@ pub struct CorpusChunk {
     pub entries: ::prost::alloc::vec::Vec<CorpusEntry>,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
-pub struct DescribeGraphRequest {}
+pub struct DescribeGraphRequest {
+    /// Count files, symbols and tests per language (an aggregate over the whole graph);
+    /// without it only the record and its freshness are read.
+    #[prost(bool, tag = "1")]
+    pub languages: bool,
+}
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct LanguageCount {
     #[prost(string, tag = "1")]
