@@ -113,16 +113,27 @@ pub fn language_names() -> Vec<&'static str> {
     names
 }
 
-/// `dir/` means everything under it; a leading `./` or `/` is the root itself.
+/// Globs read as in `.gitignore`: one without a `/` (other than a trailing one) matches a
+/// file or directory name at any depth (`*_test.go`, `testdata/`); a leading `/` or `./`
+/// anchors to the root; a trailing `/` means everything under the directory.
 fn normalize_glob(glob: &str) -> String {
     let glob = glob.trim();
+    let anchored = glob.starts_with('/') || glob.starts_with("./");
     let glob = glob.strip_prefix("./").unwrap_or(glob);
     let glob = glob.strip_prefix('/').unwrap_or(glob);
-    if glob.ends_with('/') {
-        format!("{glob}**")
+    let (body, directory) = match glob.strip_suffix('/') {
+        Some(body) => (body, true),
+        None => (glob, false),
+    };
+    let mut out = if anchored || body.contains('/') || body.starts_with("**") {
+        body.to_owned()
     } else {
-        glob.to_owned()
+        format!("**/{body}")
+    };
+    if directory {
+        out.push_str("/**");
     }
+    out
 }
 
 fn compile(text: &str, glob: &str) -> Result<GlobMatcher, Error> {
@@ -132,6 +143,21 @@ fn compile(text: &str, glob: &str) -> Result<GlobMatcher, Error> {
             format!("{glob:?} is not a glob: {e}"),
         )
     })
+}
+
+/// Checks a glob as the user wrote it (errors name it and its line), and returns its
+/// normalized form.
+fn check_glob(text: &str, raw: &str) -> Result<String, Error> {
+    let glob = normalize_glob(raw);
+    codectx_graph::notes::compile_glob(&glob).map_err(|e| {
+        let raw = raw.trim();
+        let reason = e.kind().to_string();
+        error(
+            line_of(text, raw),
+            format!("{raw:?} is not a glob: {reason}"),
+        )
+    })?;
+    Ok(glob)
 }
 
 impl Policy {
@@ -198,7 +224,7 @@ impl Policy {
                         format!("{field} has an empty glob"),
                     ));
                 }
-                compile(text, &normalize_glob(glob))?;
+                check_glob(text, glob)?;
             }
         }
         let known = language_names();
@@ -231,9 +257,7 @@ impl Policy {
             let line = line_of(text, annotation.note.lines().next().unwrap_or(""));
             let target = match (annotation.path, annotation.symbol) {
                 (Some(path), None) if !path.trim().is_empty() => {
-                    let glob = normalize_glob(&path);
-                    compile(text, &glob)?;
-                    Target::Path(glob)
+                    Target::Path(check_glob(text, &path)?)
                 }
                 (None, Some(symbol)) if !symbol.trim().is_empty() => {
                     Target::Symbol(symbol.trim().to_owned())
@@ -443,9 +467,14 @@ annotations:
     fn rules_decide_what_is_indexed() {
         let policy = Policy::parse(EXAMPLE).unwrap();
         // Rules are numbered in their normalized (sorted) order.
-        assert_eq!(policy.normalized.exclude, ["**/*_mock.go", "gen/**"]);
+        assert_eq!(policy.normalized.exclude, ["**/*_mock.go", "**/gen/**"]);
         assert_eq!(
             policy.excluded("gen/api.go", Some("go")),
+            Some(Rule::Exclude(1))
+        );
+        // A name without a slash matches at any depth, as in .gitignore.
+        assert_eq!(
+            policy.excluded("sub/gen/api.go", Some("go")),
             Some(Rule::Exclude(1))
         );
         assert_eq!(policy.excluded("gen/keep.go", Some("go")), None);
@@ -476,10 +505,13 @@ annotations:
     #[test]
     fn a_rule_naming_a_directory_covers_what_is_in_it() {
         let policy = Policy::parse(
-            "exclude: [docs, 'pkg/*/internal']\ninclude: [vendor/acme/, 'third_party/**/*.h']\n",
+            "exclude: [/docs, 'pkg/*/internal', '*_test.go']\ninclude: [vendor/acme/, 'third_party/**/*.h']\n",
         )
         .unwrap();
         assert!(policy.excluded("docs/a/b.md", Some("markdown")).is_some());
+        assert!(policy.excluded("sub/docs/a.md", Some("markdown")).is_none());
+        assert!(policy.excluded("a/b/c_test.go", Some("go")).is_some());
+        assert!(policy.excluded("c_test.go", Some("go")).is_some());
         assert!(policy.excluded("pkg/x/internal/y.go", Some("go")).is_some());
         assert!(
             policy
@@ -560,6 +592,13 @@ exclude: ['**/*_mock.go', gen/, gen/]
                 .to_string()
                 .contains("300")
         );
+    }
+
+    #[test]
+    fn windows_line_endings_and_a_byte_order_mark_read_the_same() {
+        let unix = Policy::parse("exclude:\n  - gen/\n").unwrap();
+        let windows = Policy::parse("\u{feff}exclude:\r\n  - gen/\r\n").unwrap();
+        assert_eq!(unix.fingerprint(), windows.fingerprint());
     }
 
     #[test]

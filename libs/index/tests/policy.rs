@@ -107,7 +107,7 @@ async fn exclusions_and_includes_and_a_change_reindexes_only_what_it_affects() {
         .map(|r| (r.rule.clone(), r.effect, r.files))
         .collect();
     assert!(
-        rules.contains(&("exclude \"gen/**\"".into(), "excluded", 1)),
+        rules.contains(&("exclude \"**/gen/**\"".into(), "excluded", 1)),
         "{rules:?}"
     );
     assert!(
