@@ -85,12 +85,32 @@ fn a_workload_md_file_runs_and_is_scored_from_the_checkout() {
             "2",
             "--duration",
             "2s",
+            "--rates",
+            "20,40",
+            "--open-loop-sessions",
+            "4",
             "--require-coverage",
             "100",
         ],
     );
     assert_eq!(code, 0, "stderr:\n{stderr}");
     assert_eq!(report["workload"], "fixture-shop");
+    // The open loop offers each rate for the duration: about rate x seconds arrivals,
+    // each measured from its scheduled time.
+    let open_loop = &report["open_loop"];
+    let rates = open_loop["rates"].as_array().unwrap();
+    assert_eq!(rates.len(), 2, "{open_loop}");
+    for (rate, offered) in rates.iter().zip([20.0, 40.0]) {
+        assert_eq!(rate["offered_per_second"], offered);
+        let sent = rate["sent"].as_f64().unwrap();
+        assert!(
+            (offered * 2.0 * 0.9..=offered * 2.0).contains(&sent),
+            "{rate}"
+        );
+        assert!(rate["p95_ms"].as_f64().unwrap() > 0.0, "{rate}");
+        assert_eq!(rate["timeouts"], 0, "{rate}");
+    }
+    assert_eq!(open_loop["p95_limit_ms"], 25.0);
     assert_eq!(report["estimator"], "bytes/4");
 
     // The baseline is recomputed from the checkout; the file's wrong number is reported.

@@ -1,6 +1,12 @@
 //! Load mode: N concurrent MCP clients (one session each) replay the workload's calls for
 //! a fixed time; latency per tool from the clients, per service from the services' own
 //! `rpc.server.duration` histograms.
+//!
+//! Open-loop mode ([`open_loop`]): calls arrive at a fixed rate whatever the answers do
+//! (a closed loop slows its own arrivals when the server slows, and so hides queueing);
+//! latency is measured from each call's scheduled time, so a late start counts against
+//! the server. Each rate runs in turn; the *knee* is the highest rate whose p95 stays
+//! under [`KNEE_P95_MS`] with nothing failed, timed out or dropped.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -138,6 +144,199 @@ pub async fn run(
     Ok(report)
 }
 
+/// The p95 a rate must stay under to count towards the knee (the serving goal, ms).
+pub const KNEE_P95_MS: f64 = 25.0;
+
+/// Calls in flight beyond which an arrival is dropped (and counted) instead of sent: the
+/// server is past saturation, and queueing more only measures the client.
+pub const MAX_IN_FLIGHT: usize = 2_048;
+
+/// One offered rate of the open loop.
+#[derive(Debug, Clone, Serialize)]
+pub struct RateReport {
+    pub offered_per_second: f64,
+    pub duration_seconds: f64,
+    pub sent: u64,
+    pub achieved_per_second: f64,
+    pub errors: u64,
+    pub timeouts: u64,
+    pub dropped: u64,
+    pub p50_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub tools: Vec<ToolLatency>,
+}
+
+impl RateReport {
+    /// Whether the rate is served within the goal, with nothing lost.
+    pub fn within_goal(&self) -> bool {
+        self.errors == 0
+            && self.timeouts == 0
+            && self.dropped == 0
+            && self.p95_ms.is_some_and(|p95| p95 < KNEE_P95_MS)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenLoopReport {
+    /// MCP sessions the arrivals are spread over.
+    pub sessions: usize,
+    pub p95_limit_ms: f64,
+    pub rates: Vec<RateReport>,
+    /// The highest offered rate within the goal; None when no rate was.
+    pub knee_per_second: Option<f64>,
+}
+
+/// Offers each of `rates` (calls/s) for `duration`, spread over `sessions` MCP sessions.
+pub async fn open_loop(
+    url: &str,
+    api_key: &str,
+    calls: &[(String, Map<String, Value>)],
+    rates: &[f64],
+    duration: Duration,
+    sessions: usize,
+) -> anyhow::Result<OpenLoopReport> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    anyhow::ensure!(!calls.is_empty(), "the workload has no calls to replay");
+    anyhow::ensure!(
+        rates.iter().all(|r| r.is_finite() && *r > 0.0),
+        "--rates must be positive numbers of calls per second"
+    );
+    let mut clients = Vec::with_capacity(sessions);
+    for _ in 0..sessions.max(1) {
+        clients.push(Arc::new(McpClient::connect(url, api_key).await?));
+    }
+    let calls: Arc<Vec<(String, Map<String, Value>)>> = Arc::new(calls.to_vec());
+    let mut reports = Vec::new();
+    for &rate in rates {
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let mut tasks = tokio::task::JoinSet::new();
+        let started = tokio::time::Instant::now();
+        let interval = Duration::from_secs_f64(1.0 / rate);
+        let mut dropped = 0u64;
+        let mut sent = 0u64;
+        let mut finished = Vec::new();
+        loop {
+            let at = started + interval.mul_f64(sent as f64 + dropped as f64);
+            if at >= started + duration {
+                break;
+            }
+            tokio::time::sleep_until(at).await;
+            let index = (sent + dropped) as usize;
+            if in_flight.load(Ordering::Relaxed) >= MAX_IN_FLIGHT {
+                dropped += 1;
+                continue;
+            }
+            sent += 1;
+            in_flight.fetch_add(1, Ordering::Relaxed);
+            let (client, calls, in_flight) = (
+                clients[index % clients.len()].clone(),
+                calls.clone(),
+                in_flight.clone(),
+            );
+            tasks.spawn(async move {
+                let (tool, arguments) = &calls[index % calls.len()];
+                let outcome = client.call(tool, arguments).await;
+                in_flight.fetch_sub(1, Ordering::Relaxed);
+                // From the scheduled time: a call that started late waited for the server.
+                let latency_ms = at.elapsed().as_secs_f64() * 1000.0;
+                (tool.clone(), latency_ms, outcome)
+            });
+            // Reap finished calls as they come, so the set stays small.
+            while let Some(done) = tasks.try_join_next() {
+                finished.push(done?);
+            }
+        }
+        let mut by_tool: BTreeMap<String, Samples> = BTreeMap::new();
+        while let Some(done) = tasks.join_next().await {
+            finished.push(done?);
+        }
+        let elapsed = started.elapsed().as_secs_f64();
+        let mut all = Vec::new();
+        let (mut errors, mut timeouts) = (0, 0);
+        for (tool, latency_ms, outcome) in finished {
+            let entry = by_tool.entry(tool).or_default();
+            match outcome {
+                Ok(outcome) => {
+                    entry.latencies_ms.push(latency_ms);
+                    all.push(latency_ms);
+                    if outcome.is_error {
+                        entry.errors += 1;
+                        errors += 1;
+                    }
+                }
+                Err(CallError::Timeout) => {
+                    entry.timeouts += 1;
+                    timeouts += 1;
+                }
+                Err(CallError::Transport(_)) => {
+                    entry.errors += 1;
+                    errors += 1;
+                }
+            }
+        }
+        let tools = by_tool
+            .into_iter()
+            .map(|(tool, mut samples)| ToolLatency {
+                tool,
+                calls: samples.latencies_ms.len() as u64 + samples.timeouts,
+                errors: samples.errors,
+                timeouts: samples.timeouts,
+                p50_ms: percentile(&mut samples.latencies_ms, 0.50),
+                p95_ms: percentile(&mut samples.latencies_ms, 0.95),
+                p99_ms: percentile(&mut samples.latencies_ms, 0.99),
+            })
+            .collect();
+        let report = RateReport {
+            offered_per_second: rate,
+            duration_seconds: elapsed,
+            sent,
+            achieved_per_second: all.len() as f64 / elapsed.max(f64::EPSILON),
+            errors,
+            timeouts,
+            dropped,
+            p50_ms: percentile(&mut all, 0.50),
+            p95_ms: percentile(&mut all, 0.95),
+            p99_ms: percentile(&mut all, 0.99),
+            tools,
+        };
+        eprintln!(
+            "open loop {rate:.0}/s: {} sent, p95 {} ms, {} errors, {} timeouts, {} dropped",
+            report.sent,
+            report.p95_ms.map_or("n/a".into(), |p| format!("{p:.1}")),
+            report.errors,
+            report.timeouts,
+            report.dropped
+        );
+        reports.push(report);
+        // Let queues drain before the next rate.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    for client in clients {
+        if let Ok(client) = Arc::try_unwrap(client) {
+            client.close().await;
+        }
+    }
+    Ok(OpenLoopReport {
+        sessions,
+        p95_limit_ms: KNEE_P95_MS,
+        knee_per_second: knee(&reports),
+        rates: reports,
+    })
+}
+
+/// The highest offered rate within the goal.
+pub fn knee(rates: &[RateReport]) -> Option<f64> {
+    rates
+        .iter()
+        .filter(|r| r.within_goal())
+        .map(|r| r.offered_per_second)
+        .fold(None, |best: Option<f64>, rate| {
+            Some(best.map_or(rate, |b| b.max(rate)))
+        })
+}
+
 /// Per (service, method): what the services recorded between two snapshots.
 pub fn service_latency(before: &[RpcLatency], after: &[RpcLatency]) -> Vec<ServiceLatency> {
     let mut out = Vec::new();
@@ -188,6 +387,34 @@ mod tests {
             bounds: vec![1.0, 2.0],
             bucket_counts: buckets,
         }
+    }
+
+    fn rate(offered: f64, p95: f64, dropped: u64) -> RateReport {
+        RateReport {
+            offered_per_second: offered,
+            duration_seconds: 1.0,
+            sent: 10,
+            achieved_per_second: offered,
+            errors: 0,
+            timeouts: 0,
+            dropped,
+            p50_ms: Some(p95 / 2.0),
+            p95_ms: Some(p95),
+            p99_ms: Some(p95),
+            tools: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_knee_is_the_highest_rate_within_the_goal_with_nothing_lost() {
+        let rates = [
+            rate(100.0, 8.0, 0),
+            rate(300.0, 19.0, 0),
+            rate(600.0, 31.0, 0),
+            rate(900.0, 12.0, 40),
+        ];
+        assert_eq!(knee(&rates), Some(300.0));
+        assert_eq!(knee(&rates[2..]), None);
     }
 
     #[test]

@@ -63,9 +63,18 @@ pub struct BenchArgs {
     /// hybrid stack) after the accuracy pass. 0: no load phase.
     #[arg(long, default_value_t = 0)]
     pub concurrency: usize,
-    /// How long the load phase runs, e.g. 60s, 2m.
+    /// How long the load phase runs, e.g. 60s, 2m (each rate of the open loop too).
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub duration: Duration,
+    /// Open-loop load: offer these rates in turn (calls per second, comma separated, e.g.
+    /// 100,300,600), each for --duration, from --open-loop-sessions MCP sessions, and
+    /// report each rate's latency and the knee (the highest rate with p95 under 25 ms and
+    /// nothing failed or dropped). Runs after the closed loop, on the hybrid stack.
+    #[arg(long, value_delimiter = ',')]
+    pub rates: Vec<f64>,
+    /// MCP sessions the open loop spreads its arrivals over.
+    #[arg(long, default_value_t = 32)]
+    pub open_loop_sessions: usize,
     /// Where the JSON report and the Markdown tables go.
     #[arg(long, default_value = ".codectx-bench/reports")]
     pub out: PathBuf,
@@ -461,6 +470,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
     arms.sort();
     arms.dedup();
     let mut load_report = None;
+    let mut open_loop_report = None;
     for arm in &arms {
         let stack = Stack::start(StackOptions {
             retrieval: arm.legs(),
@@ -602,6 +612,23 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
             report.services = load::service_latency(&before, &metrics.snapshot());
             load_report = Some(report);
         }
+        if *arm == Arm::Hybrid && !args.rates.is_empty() {
+            let calls: Vec<(String, Map<String, Value>)> = questions
+                .iter()
+                .flat_map(|q| modes.iter().filter_map(|m| ask(q, *m)))
+                .collect();
+            open_loop_report = Some(
+                load::open_loop(
+                    &url,
+                    &api_key,
+                    &calls,
+                    &args.rates,
+                    args.duration,
+                    args.open_loop_sessions,
+                )
+                .await?,
+            );
+        }
         stack.stop().await?;
     }
 
@@ -622,6 +649,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
         results,
         sessions: session_results,
         load: load_report,
+        open_loop: open_loop_report,
         warnings,
         started_at,
     });

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::load::LoadReport;
+use super::load::{LoadReport, OpenLoopReport};
 use super::score::{Aggregate, aggregate};
 use super::session::{self, SessionAggregate, SessionResult};
 use super::workload::{ESTIMATOR, Workload};
@@ -59,6 +59,8 @@ pub struct Report {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sessions: Vec<SessionResult>,
     pub load: Option<LoadReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopReport>,
     pub warnings: Vec<String>,
 }
 
@@ -72,6 +74,7 @@ pub struct Inputs<'a> {
     pub results: Vec<QuestionResult>,
     pub sessions: Vec<SessionResult>,
     pub load: Option<LoadReport>,
+    pub open_loop: Option<OpenLoopReport>,
     pub warnings: Vec<String>,
     pub started_at: std::time::SystemTime,
 }
@@ -122,6 +125,7 @@ impl Report {
             },
             sessions: inputs.sessions,
             load: inputs.load,
+            open_loop: inputs.open_loop,
             warnings: inputs.warnings,
         }
     }
@@ -223,6 +227,9 @@ impl Report {
         }
         if let Some(load) = &self.load {
             Self::load_tables(load, &mut out);
+        }
+        if let Some(open_loop) = &self.open_loop {
+            Self::open_loop_table(open_loop, &mut out);
         }
         if !self.warnings.is_empty() {
             out.push_str("Warnings:\n");
@@ -345,6 +352,35 @@ impl Report {
                 } else {
                     failed.join("; ")
                 }
+            );
+        }
+        out.push('\n');
+    }
+
+    fn open_loop_table(open_loop: &OpenLoopReport, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "Open loop (hybrid, {} MCP sessions; latency from each call's scheduled time): knee {} (the highest offered rate with p95 under {:.0} ms and nothing failed, timed out or dropped).\n",
+            open_loop.sessions,
+            open_loop
+                .knee_per_second
+                .map_or_else(|| "none".to_owned(), |k| format!("{k:.0} calls/s")),
+            open_loop.p95_limit_ms
+        );
+        out.push_str("| offered calls/s | achieved calls/s | sent | errors | timeouts | dropped | p50 ms | p95 ms | p99 ms |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for rate in &open_loop.rates {
+            let _ = writeln!(
+                out,
+                "| {:.0} | {:.1} | {} | {} | {} | {} | {} | {} | {} |",
+                rate.offered_per_second,
+                rate.achieved_per_second,
+                rate.sent,
+                rate.errors,
+                rate.timeouts,
+                rate.dropped,
+                number(rate.p50_ms, 1),
+                number(rate.p95_ms, 1),
+                number(rate.p99_ms, 1)
             );
         }
         out.push('\n');
