@@ -58,6 +58,11 @@ bench-all: models ## The published run: three workloads, hybrid, lexical and den
 	$(BENCH) --workload bench/workloads/go-stdlib.json --repo go-src=$(GO_SRC) --concurrency 32 --duration 60s
 	$(BENCH) --workload bench/workloads/memory.json --repo notes-repo=tests/fixtures/go --concurrency 32 --duration 60s
 
+.PHONY: bench-open-loop
+bench-open-loop: models ## Open-loop load on the Python stdlib (100, 300, 600 calls/s, 20 s each, 32 sessions): p95 per rate and the knee (docs/BENCHMARKS.md)
+	$(BENCH) --workload bench/workloads/python-stdlib.json --repo cpython-lib=$(PYTHON_STDLIB) \
+	  --arms hybrid --mode call --rates 100,300,600 --duration 20s
+
 .PHONY: bench-compress
 bench-compress: ## The compress tool on the corpus of real outputs (libs/compress/tests/corpus): reduction per sample and level, lines kept
 	$(CARGO) run --release -q -p codectx-compress --example corpus

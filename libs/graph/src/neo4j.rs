@@ -15,6 +15,56 @@ use crate::{EdgeHit, EdgePage, GraphStore, LanguageCount};
 /// Rows per UNWIND statement.
 const BATCH: usize = 5_000;
 
+/// Rows written in one transaction before it is committed and the next one started: a
+/// whole repository's first index (hundreds of thousands of nodes and edges) does not fit
+/// in the server's transaction memory (`dbms.memory.transaction.total.max`). Writes under
+/// it (every incremental run of ordinary size) stay atomic.
+const TRANSACTION_ROWS: usize = 40_000;
+
+/// Owners per statement that deletes what owners hold, and the rows an owner is reckoned
+/// to hold (a source file's nodes and edges: about 400 in the Python standard library),
+/// so a full rebuild's deletions are split like its writes.
+const OWNER_BATCH: usize = 100;
+const OWNER_ROWS: usize = 400;
+
+/// A write that commits every [`TRANSACTION_ROWS`] rows. The phases of `replace_owners`
+/// stay in order across transactions (old edges out, nodes in, stale nodes out, edges in,
+/// owner hashes last), so an interrupted run leaves owners whose stored hash is still the
+/// old one: the next run rewrites them.
+struct Chunked<'a> {
+    graph: &'a Graph,
+    txn: neo4rs::Txn,
+    rows: usize,
+}
+
+impl<'a> Chunked<'a> {
+    async fn start(graph: &'a Graph) -> Result<Chunked<'a>, Error> {
+        Ok(Chunked {
+            graph,
+            txn: graph.start_txn().await.map_err(backend)?,
+            rows: 0,
+        })
+    }
+
+    async fn run(&mut self, query: neo4rs::Query, rows: usize) -> Result<(), Error> {
+        if self.rows > 0 && self.rows + rows > TRANSACTION_ROWS {
+            let next = self.graph.start_txn().await.map_err(backend)?;
+            std::mem::replace(&mut self.txn, next)
+                .commit()
+                .await
+                .map_err(backend)?;
+            self.rows = 0;
+        }
+        self.txn.run(query).await.map_err(backend)?;
+        self.rows += rows.max(1);
+        Ok(())
+    }
+
+    async fn commit(self) -> Result<(), Error> {
+        self.txn.commit().await.map_err(backend)
+    }
+}
+
 const SCHEMA: &[&str] = &[
     "CREATE CONSTRAINT code_node_identity IF NOT EXISTS FOR (n:CodeNode) REQUIRE (n.graph_id, n.id) IS UNIQUE",
     "CREATE CONSTRAINT code_repository_identity IF NOT EXISTS FOR (r:CodeRepository) REQUIRE r.graph_id IS UNIQUE",
@@ -383,17 +433,17 @@ impl GraphStore for Neo4jGraphStore {
             return Ok(());
         }
         let generation = codectx_core::ids::mint("gen");
-        let mut txn = self.graph.start_txn().await.map_err(backend)?;
+        let mut txn = Chunked::start(&self.graph).await?;
         // 1. Edges these owners produced go; they are re-created below.
         for kind in EdgeKind::ALL {
-            for chunk in touched.chunks(BATCH) {
+            for chunk in touched.chunks(OWNER_BATCH) {
                 txn.run(
                     query(templates(kind).delete_by_owner)
                         .param("graph_id", graph_id)
                         .param("owners", chunk.to_vec()),
+                    chunk.len() * OWNER_ROWS,
                 )
-                .await
-                .map_err(backend)?;
+                .await?;
             }
         }
         // 2. Upsert nodes (same ids keep their incoming edges from other owners).
@@ -412,12 +462,12 @@ impl GraphStore for Neo4jGraphStore {
                 )
                 .param("graph_id", graph_id)
                 .param("rows", chunk.to_vec()),
+                chunk.len(),
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         }
         // 3. Nodes of these owners that were not written now are gone.
-        for chunk in touched.chunks(BATCH) {
+        for chunk in touched.chunks(OWNER_BATCH) {
             txn.run(
                 query(
                     "MATCH (n:CodeNode {graph_id: $graph_id}) WHERE n.owner IN $owners AND n.generation <> $generation \
@@ -426,9 +476,9 @@ impl GraphStore for Neo4jGraphStore {
                 .param("graph_id", graph_id)
                 .param("owners", chunk.to_vec())
                 .param("generation", generation.clone()),
+                chunk.len() * OWNER_ROWS,
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         }
         // 4. Edges, per constant relationship type.
         for kind in EdgeKind::ALL {
@@ -451,9 +501,9 @@ impl GraphStore for Neo4jGraphStore {
                     query(templates(kind).create)
                         .param("graph_id", graph_id)
                         .param("rows", chunk.to_vec()),
+                    chunk.len(),
                 )
-                .await
-                .map_err(backend)?;
+                .await?;
             }
         }
         // 5. Owner hashes.
@@ -464,9 +514,9 @@ impl GraphStore for Neo4jGraphStore {
                 )
                 .param("graph_id", graph_id)
                 .param("owners", chunk.to_vec()),
+                chunk.len(),
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         }
         let hashes: Vec<HashMap<String, BoltType>> = owners
             .iter()
@@ -482,12 +532,11 @@ impl GraphStore for Neo4jGraphStore {
                 query("UNWIND $rows AS row MERGE (o:CodeOwner {graph_id: $graph_id, owner: row.owner}) SET o.hash = row.hash")
                     .param("graph_id", graph_id)
                     .param("rows", chunk.to_vec()),
+                chunk.len(),
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         }
-        txn.commit().await.map_err(backend)?;
-        Ok(())
+        txn.commit().await
     }
 
     async fn nodes_by_name(

@@ -797,3 +797,81 @@ async fn neo4j_meets_the_contract() {
         .unwrap_or_else(|e| panic!("cannot connect to Neo4j at {uri}: {e}"));
     contract(&store).await;
 }
+
+/// A write larger than one Neo4j transaction holds (the first index of a large
+/// repository) is split into several; edges that cross the split still connect, because
+/// every node is written before any edge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn neo4j_writes_a_graph_larger_than_one_transaction() {
+    let uri = std::env::var("CODECTX_TEST_NEO4J_URI").unwrap_or_else(|_| {
+        panic!("CODECTX_TEST_NEO4J_URI is not set: run the tests with `make test`")
+    });
+    let store = Neo4jGraphStore::connect(&uri, "neo4j", "")
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to Neo4j at {uri}: {e}"));
+    let graph = graph_id("large");
+    // 60 files of 1,000 functions: 60,000 nodes, over the 40,000 rows of one transaction.
+    let files = 60;
+    let per_file = 1_000;
+    let nodes: Vec<Vec<Node>> = (0..files)
+        .map(|f| {
+            (0..per_file)
+                .map(|i| {
+                    let path = format!("pkg{f}/file.go");
+                    node(
+                        &graph,
+                        NodeKind::Function,
+                        &path,
+                        &format!("pkg{f}.F{i}"),
+                        &format!("F{i}"),
+                        (i + 1, i + 1),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let owners: Vec<OwnerGraph> = (0..files)
+        .map(|f| {
+            // Each file's first function calls the first function of the file 30 away:
+            // written in another transaction.
+            let target = &nodes[(f + 30) % files][0];
+            let edges = vec![edge(
+                &nodes[f][0],
+                target,
+                EdgeKind::Calls,
+                1,
+                Confidence::Resolved,
+            )];
+            OwnerGraph {
+                owner: format!("pkg{f}/file.go"),
+                hash: format!("h{f}"),
+                nodes: nodes[f].clone(),
+                edges,
+            }
+        })
+        .collect();
+    store.replace_owners(&graph, &[], &owners).await.unwrap();
+    assert_eq!(store.owner_hashes(&graph).await.unwrap().len(), files);
+    for f in [0usize, 29, 59] {
+        assert_eq!(
+            store
+                .nodes_in_path(&graph, &format!("pkg{f}/file.go"))
+                .await
+                .unwrap()
+                .len(),
+            per_file as usize
+        );
+        let callers = store
+            .edges(
+                &graph,
+                &nodes[(f + 30) % files][0].id,
+                &[EdgeKind::Calls],
+                Direction::Incoming,
+                5,
+            )
+            .await
+            .unwrap();
+        assert_eq!(callers.hits.len(), 1, "pkg{f}");
+    }
+    store.delete_graph(&graph).await.unwrap();
+}
