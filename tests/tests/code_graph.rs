@@ -329,6 +329,58 @@ async fn every_read_is_scoped_to_the_context_graph() {
         .unwrap();
     assert!(cards.cards.is_empty());
     assert_eq!(cards.missing, vec![serve.id.clone()]);
+    // A batch of expansions reads the caller's graph only, each like Expand, and is capped.
+    let relation = |kind: pb::EdgeKind| pb::ExpandRequest {
+        ids: vec![serve.id.clone()],
+        edge_kinds: vec![kind as i32],
+        direction: pb::Direction::Both as i32,
+        depth: 1,
+        limit_per_direction: 10,
+    };
+    let own = f
+        .graph
+        .expand_batch(
+            &f.context,
+            pb::ExpandBatchRequest {
+                requests: vec![
+                    relation(pb::EdgeKind::Calls),
+                    relation(pb::EdgeKind::TestedBy),
+                ],
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(own.responses.len(), 2);
+    assert!(!own.responses[0].expansions[0].neighbors.is_empty());
+    let batch = f
+        .graph
+        .expand_batch(
+            &foreign,
+            pb::ExpandBatchRequest {
+                requests: vec![
+                    relation(pb::EdgeKind::Calls),
+                    relation(pb::EdgeKind::TestedBy),
+                ],
+            },
+        )
+        .await
+        .unwrap();
+    for response in &batch.responses {
+        assert!(response.expansions.is_empty());
+        assert_eq!(response.missing, vec![serve.id.clone()]);
+    }
+    let too_many = f
+        .graph
+        .expand_batch(
+            &f.context,
+            pb::ExpandBatchRequest {
+                requests: vec![relation(pb::EdgeKind::Calls); 17],
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(too_many.to_status().code(), Code::InvalidArgument);
+    assert!(too_many.to_string().contains("16"), "{too_many}");
     let snippet = f
         .graph
         .read_snippet(

@@ -369,6 +369,7 @@ context_client! {
         read get_symbol_cards(graph::v1::GetSymbolCardsRequest) -> graph::v1::GetSymbolCardsResponse;
         read describe_graph(graph::v1::DescribeGraphRequest) -> graph::v1::DescribeGraphResponse;
         read expand(graph::v1::ExpandRequest) -> graph::v1::ExpandResponse;
+        read expand_batch(graph::v1::ExpandBatchRequest) -> graph::v1::ExpandBatchResponse;
         read get_call_graph(graph::v1::GetCallGraphRequest) -> graph::v1::ExpandResponse;
         read get_implementations(graph::v1::SymbolRelationRequest) -> graph::v1::ExpandResponse;
         read get_tests(graph::v1::SymbolRelationRequest) -> graph::v1::ExpandResponse;

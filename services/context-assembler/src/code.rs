@@ -365,6 +365,9 @@ fn tests_out_of_callers(entry: &mut Value) -> Option<Value> {
     })
 }
 
+/// Expansions graph-hydrator takes per ExpandBatch.
+const EXPAND_BATCH: usize = 16;
+
 /// Expands `id` along each wanted relation (`limit` per direction, `depth` 1..2) into the
 /// entry's fields; returns the graph's omissions.
 async fn attach(
@@ -377,9 +380,41 @@ async fn attach(
     limit: u32,
 ) -> Result<Vec<Value>, Error> {
     let mut omitted = Vec::new();
-    for relation in wanted {
-        let limit = relation.limit.unwrap_or(limit).max(limit);
-        let (neighbors, more) = expand(graph, context, id, *relation, depth, limit).await?;
+    // Every relation in one round trip (graph-hydrator answers them in order).
+    let requests: Vec<graph::ExpandRequest> = wanted
+        .iter()
+        .map(|relation| {
+            expand_request(
+                id,
+                *relation,
+                depth,
+                relation.limit.unwrap_or(limit).max(limit),
+            )
+        })
+        .collect();
+    let mut responses = Vec::with_capacity(requests.len());
+    for batch in requests.chunks(EXPAND_BATCH) {
+        responses.extend(
+            graph
+                .expand_batch(
+                    context,
+                    graph::ExpandBatchRequest {
+                        requests: batch.to_vec(),
+                    },
+                )
+                .await?
+                .responses,
+        );
+    }
+    if responses.len() != wanted.len() {
+        return Err(Error::internal(format!(
+            "graph-hydrator answered {} of {} expansions",
+            responses.len(),
+            wanted.len()
+        )));
+    }
+    for (relation, response) in wanted.iter().zip(responses) {
+        let (neighbors, more) = expansion_of(response);
         // Targets the index could not resolve to a symbol of the repository (library
         // calls, dynamic receivers) are names only: a compact list beside the relation.
         let (external, mut known): (Vec<Value>, Vec<Value>) =
@@ -421,35 +456,27 @@ async fn attach(
     Ok(omitted)
 }
 
-async fn expand(
-    graph: &GraphClient,
-    context: &TenantContext,
-    id: &str,
-    relation: Wanted,
-    depth: u32,
-    limit: u32,
-) -> Result<(Vec<Value>, Vec<Value>), Error> {
-    let expanded = graph
-        .expand(
-            context,
-            graph::ExpandRequest {
-                ids: vec![id.to_owned()],
-                edge_kinds: vec![relation.kind as i32],
-                direction: relation.direction as i32,
-                depth,
-                limit_per_direction: limit,
-            },
-        )
-        .await?;
+fn expand_request(id: &str, relation: Wanted, depth: u32, limit: u32) -> graph::ExpandRequest {
+    graph::ExpandRequest {
+        ids: vec![id.to_owned()],
+        edge_kinds: vec![relation.kind as i32],
+        direction: relation.direction as i32,
+        depth,
+        limit_per_direction: limit,
+    }
+}
+
+/// A relation's neighbours and the graph's omissions, from its expansion.
+fn expansion_of(expanded: graph::ExpandResponse) -> (Vec<Value>, Vec<Value>) {
     let Some(expansion) = expanded.expansions.into_iter().next() else {
-        return Ok((Vec::new(), Vec::new()));
+        return (Vec::new(), Vec::new());
     };
     let omitted = expansion
         .omitted
         .iter()
         .map(|o| json!({"what": o.what, "count": o.count, "reason": o.reason}))
         .collect();
-    Ok((expansion.neighbors.iter().map(neighbor).collect(), omitted))
+    (expansion.neighbors.iter().map(neighbor).collect(), omitted)
 }
 
 /// `get_symbol_context`: the symbol's card with callers, callees, implementations and tests.

@@ -28,6 +28,8 @@ const CAPABILITIES: &[&str] = &["describe", "code_graph", "lexical_corpus", "mem
 
 /// Ids per request.
 const MAX_IDS: usize = 100;
+/// Expansions per ExpandBatch.
+const MAX_BATCH: usize = 16;
 /// Default and largest node limit per direction.
 const DEFAULT_LIMIT: u32 = 20;
 const MAX_LIMIT: u32 = 200;
@@ -232,6 +234,25 @@ impl GraphHydrator {
             })
     }
 
+    /// One expansion, checked as Expand checks it.
+    async fn expand_message(
+        &self,
+        context: &TenantContext,
+        message: pb::ExpandRequest,
+        notes: &Notes,
+    ) -> Result<pb::ExpandResponse, Error> {
+        check_ids(&message.ids)?;
+        let options = ExpandOptions {
+            kinds: edge_kinds(&message.edge_kinds)?,
+            directions: directions(message.direction),
+            depth: message.depth,
+            limit_per_direction: limit(message.limit_per_direction),
+        };
+        let (expansions, missing) =
+            query::expand(&*self.store, context.graph_id(), &message.ids, &options).await?;
+        Ok(expand_response(expansions, missing, notes))
+    }
+
     async fn notes(&self, context: &TenantContext) -> Result<Arc<Notes>, Error> {
         self.records.notes(&*self.store, context.graph_id()).await
     }
@@ -316,18 +337,26 @@ impl GraphHydratorService for GraphHydrator {
         request: Request<pb::ExpandRequest>,
     ) -> Result<Response<pb::ExpandResponse>, Status> {
         let context = code_context(&request)?;
-        let message = request.into_inner();
-        check_ids(&message.ids)?;
-        let options = ExpandOptions {
-            kinds: edge_kinds(&message.edge_kinds)?,
-            directions: directions(message.direction),
-            depth: message.depth,
-            limit_per_direction: limit(message.limit_per_direction),
-        };
-        let (expansions, missing) =
-            query::expand(&*self.store, context.graph_id(), &message.ids, &options).await?;
         let notes = self.notes(&context).await?;
-        Ok(Response::new(expand_response(expansions, missing, &notes)))
+        Ok(Response::new(
+            self.expand_message(&context, request.into_inner(), &notes)
+                .await?,
+        ))
+    }
+
+    async fn expand_batch(
+        &self,
+        request: Request<pb::ExpandBatchRequest>,
+    ) -> Result<Response<pb::ExpandBatchResponse>, Status> {
+        let context = code_context(&request)?;
+        let requests = request.into_inner().requests;
+        limits::check_count("requests", requests.len(), MAX_BATCH, "expansions")?;
+        let notes = self.notes(&context).await?;
+        let mut responses = Vec::with_capacity(requests.len());
+        for message in requests {
+            responses.push(self.expand_message(&context, message, &notes).await?);
+        }
+        Ok(Response::new(pb::ExpandBatchResponse { responses }))
     }
 
     async fn get_call_graph(

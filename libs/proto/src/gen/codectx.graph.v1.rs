@@ -108,6 +108,16 @@ pub struct ExpandResponse {
     #[prost(string, repeated, tag = "2")]
     pub missing: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
 }
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ExpandBatchRequest {
+    #[prost(message, repeated, tag = "1")]
+    pub requests: ::prost::alloc::vec::Vec<ExpandRequest>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ExpandBatchResponse {
+    #[prost(message, repeated, tag = "1")]
+    pub responses: ::prost::alloc::vec::Vec<ExpandResponse>,
+}
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct GetCallGraphRequest {
     #[prost(string, tag = "1")]
@@ -764,6 +774,37 @@ pub mod graph_hydrator_service_client {
                 );
             self.inner.unary(req, path, codec).await
         }
+        /// Several expansions in one round trip (an answer's relations: callers, callees,
+        /// tests, ...), answered in request order; at most 16.
+        pub async fn expand_batch(
+            &mut self,
+            request: impl tonic::IntoRequest<super::ExpandBatchRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ExpandBatchResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/codectx.graph.v1.GraphHydratorService/ExpandBatch",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "codectx.graph.v1.GraphHydratorService",
+                        "ExpandBatch",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
         pub async fn get_call_graph(
             &mut self,
             request: impl tonic::IntoRequest<super::GetCallGraphRequest>,
@@ -1179,6 +1220,15 @@ pub mod graph_hydrator_service_server {
             &self,
             request: tonic::Request<super::ExpandRequest>,
         ) -> std::result::Result<tonic::Response<super::ExpandResponse>, tonic::Status>;
+        /// Several expansions in one round trip (an answer's relations: callers, callees,
+        /// tests, ...), answered in request order; at most 16.
+        async fn expand_batch(
+            &self,
+            request: tonic::Request<super::ExpandBatchRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ExpandBatchResponse>,
+            tonic::Status,
+        >;
         async fn get_call_graph(
             &self,
             request: tonic::Request<super::GetCallGraphRequest>,
@@ -1527,6 +1577,52 @@ pub mod graph_hydrator_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ExpandSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/codectx.graph.v1.GraphHydratorService/ExpandBatch" => {
+                    #[allow(non_camel_case_types)]
+                    struct ExpandBatchSvc<T: GraphHydratorService>(pub Arc<T>);
+                    impl<
+                        T: GraphHydratorService,
+                    > tonic::server::UnaryService<super::ExpandBatchRequest>
+                    for ExpandBatchSvc<T> {
+                        type Response = super::ExpandBatchResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ExpandBatchRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as GraphHydratorService>::expand_batch(&inner, request)
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ExpandBatchSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
