@@ -168,6 +168,17 @@ impl std::fmt::Debug for Neo4jGraphStore {
     }
 }
 
+/// Whether a schema statement failed only because another process created the same rule.
+fn is_already_there(message: &str) -> bool {
+    [
+        "EquivalentSchemaRuleAlreadyExists",
+        "ConstraintAlreadyExists",
+        "IndexAlreadyExists",
+    ]
+    .iter()
+    .any(|code| message.contains(code))
+}
+
 fn backend(error: impl std::fmt::Display) -> Error {
     Error::unavailable(format!("graph store (neo4j): {error}"))
 }
@@ -247,7 +258,14 @@ impl Neo4jGraphStore {
             .map_err(backend)?;
         let graph = Graph::connect(config).map_err(backend)?;
         for statement in SCHEMA.iter().chain(crate::neo4j_memory::MEMORY_SCHEMA) {
-            graph.run(query(statement)).await.map_err(backend)?;
+            match graph.run(query(statement)).await {
+                Ok(()) => {}
+                // Two processes starting at once (replicas, parallel tests) both create
+                // the schema: `IF NOT EXISTS` is checked before either commits, and the
+                // second is told an equivalent rule exists. That is the wanted state.
+                Err(error) if is_already_there(&error.to_string()) => {}
+                Err(error) => return Err(backend(error)),
+            }
         }
         Ok(Self { graph })
     }
@@ -746,5 +764,18 @@ fn repository_from_row(r: RepositoryRow) -> RepositoryInfo {
         policy: r.policy.unwrap_or_default(),
         policy_fingerprint: r.policy_fingerprint.unwrap_or_default(),
         dirty_since: r.dirty_since.unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_rule_another_process_created_is_not_an_error() {
+        assert!(super::is_already_there(
+            "Neo4j error `Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists`: An equivalent index already exists"
+        ));
+        assert!(!super::is_already_there(
+            "Neo4j error `Neo.ClientError.Security.Unauthorized`"
+        ));
     }
 }
