@@ -59,6 +59,21 @@ struct Samples {
     timeouts: u64,
 }
 
+impl Samples {
+    /// The tool's row: calls (answered and timed out), errors and percentiles.
+    fn latency(&mut self, tool: String) -> ToolLatency {
+        ToolLatency {
+            tool,
+            calls: self.latencies_ms.len() as u64 + self.timeouts,
+            errors: self.errors,
+            timeouts: self.timeouts,
+            p50_ms: percentile(&mut self.latencies_ms, 0.50),
+            p95_ms: percentile(&mut self.latencies_ms, 0.95),
+            p99_ms: percentile(&mut self.latencies_ms, 0.99),
+        }
+    }
+}
+
 /// Replays `calls` from `clients` concurrent sessions for `duration`. Tool results with
 /// isError and transport failures count as errors (not_found is an answer, not an
 /// error); calls without an answer within the client timeout count as timeouts.
@@ -130,15 +145,7 @@ pub async fn run(
         report.calls += calls;
         report.errors += samples.errors;
         report.timeouts += samples.timeouts;
-        report.tools.push(ToolLatency {
-            tool,
-            calls,
-            errors: samples.errors,
-            timeouts: samples.timeouts,
-            p50_ms: percentile(&mut samples.latencies_ms, 0.50),
-            p95_ms: percentile(&mut samples.latencies_ms, 0.95),
-            p99_ms: percentile(&mut samples.latencies_ms, 0.99),
-        });
+        report.tools.push(samples.latency(tool));
     }
     report.calls_per_second = report.calls as f64 / elapsed.max(f64::EPSILON);
     Ok(report)
@@ -278,15 +285,7 @@ pub async fn open_loop(
         }
         let tools = by_tool
             .into_iter()
-            .map(|(tool, mut samples)| ToolLatency {
-                tool,
-                calls: samples.latencies_ms.len() as u64 + samples.timeouts,
-                errors: samples.errors,
-                timeouts: samples.timeouts,
-                p50_ms: percentile(&mut samples.latencies_ms, 0.50),
-                p95_ms: percentile(&mut samples.latencies_ms, 0.95),
-                p99_ms: percentile(&mut samples.latencies_ms, 0.99),
-            })
+            .map(|(tool, mut samples)| samples.latency(tool))
             .collect();
         let report = RateReport {
             offered_per_second: rate,
