@@ -3,6 +3,7 @@
 //! lexical-ranker service and any future in-store ranker call this one implementation,
 //! so they answer identically.
 
+mod phrase;
 mod tokenize;
 
 use std::collections::BTreeMap;
@@ -135,7 +136,7 @@ pub struct LexicalIndex {
     /// Documents BM25 ranks (all but plain string literals).
     ranked: usize,
     /// Messages lowercased, for phrase (substring) matches.
-    messages: Vec<(String, u32)>,
+    messages: phrase::Phrases,
     /// lookup key of qualified names, for trailing-part exact matches.
     keys: Vec<String>,
     bytes: usize,
@@ -249,7 +250,7 @@ impl LexicalIndex {
                     .entry(message.clone())
                     .or_default()
                     .push(id);
-                index.messages.push((message.to_lowercase(), id));
+                index.messages.push(message, id);
             }
             index.keys.push(if document.kind == STRING_KIND {
                 String::new()
@@ -339,16 +340,7 @@ impl LexicalIndex {
         // (16+ characters) inside the query (messages are stored split at interpolations).
         let phrase = query.to_lowercase();
         if phrase.chars().count() >= PHRASE_CHARS && phrase.split_whitespace().nth(1).is_some() {
-            let within: Vec<u32> = self
-                .messages
-                .iter()
-                .filter(|(message, _)| {
-                    message.contains(&phrase)
-                        || (message.chars().count() >= 16 && phrase.contains(message.as_str()))
-                })
-                .map(|(_, id)| *id)
-                .take(limit)
-                .collect();
+            let within = self.messages.matching(&phrase, limit);
             push(Some(&within), Match::ExactErrorMessage, &mut out);
         }
         push(self.exact_name.get(query), Match::ExactName, &mut out);
