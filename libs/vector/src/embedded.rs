@@ -1,4 +1,5 @@
-//! The embedded backend: exact cosine search over normalized vectors held in memory,
+//! The embedded backend: exact cosine search over normalized vectors held in memory
+//! (8-bit codes prune the scan, the floats score: `scan`),
 //! persisted in one SQLite file (`synchronous = FULL`: a write acknowledged is on disk).
 //! Fine for the 5,000 entities a namespace may hold; larger corpora use Milvus.
 
@@ -10,28 +11,43 @@ use async_trait::async_trait;
 use codectx_errors::Error;
 use rusqlite::{Connection, params};
 
-use crate::{CollectionKey, Hit, VectorScope, VectorStore};
+use crate::{CollectionKey, Hit, VectorScope, VectorStore, scan};
 
-/// One scope's vectors, contiguous for cache-friendly scans.
+/// One scope's vectors, contiguous for cache-friendly scans, with their 8-bit codes
+/// (`scan`: the codes prune, the floats score).
 #[derive(Default)]
 struct Namespace {
     ids: Vec<String>,
     positions: HashMap<String, usize>,
     /// `ids.len() × dimension` values, row by row.
     data: Vec<f32>,
+    /// `ids.len() × dimension` codes, row by row, and per row their scale, residual, norm.
+    codes: Vec<i8>,
+    scales: Vec<f32>,
+    residuals: Vec<f32>,
+    norms: Vec<f32>,
 }
 
 impl Namespace {
     fn insert(&mut self, id: String, vector: Vec<f32>) {
+        let dimension = vector.len();
+        let coded = scan::quantize(&vector);
         match self.positions.get(&id) {
             Some(&at) => {
-                let dimension = vector.len();
                 self.data[at * dimension..(at + 1) * dimension].copy_from_slice(&vector);
+                self.codes[at * dimension..(at + 1) * dimension].copy_from_slice(&coded.codes);
+                self.scales[at] = coded.scale;
+                self.residuals[at] = coded.residual;
+                self.norms[at] = coded.norm;
             }
             None => {
                 self.positions.insert(id.clone(), self.ids.len());
                 self.ids.push(id);
                 self.data.extend_from_slice(&vector);
+                self.codes.extend_from_slice(&coded.codes);
+                self.scales.push(coded.scale);
+                self.residuals.push(coded.residual);
+                self.norms.push(coded.norm);
             }
         }
     }
@@ -45,32 +61,21 @@ impl Namespace {
             let moved = self.ids[last].clone();
             self.data
                 .copy_within(last * dimension..(last + 1) * dimension, at * dimension);
+            self.codes
+                .copy_within(last * dimension..(last + 1) * dimension, at * dimension);
             self.ids.swap(at, last);
+            self.scales.swap(at, last);
+            self.residuals.swap(at, last);
+            self.norms.swap(at, last);
             self.positions.insert(moved, at);
         }
         self.ids.pop();
+        self.scales.pop();
+        self.residuals.pop();
+        self.norms.pop();
         self.data.truncate(last * dimension);
+        self.codes.truncate(last * dimension);
     }
-}
-
-/// Dot product with eight independent partial sums, which the compiler turns into SIMD
-/// (a plain iterator sum must keep float addition order and stays scalar).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut lanes = [0f32; 8];
-    let chunks = a.len() / 8;
-    for (x, y) in a[..chunks * 8]
-        .chunks_exact(8)
-        .zip(b[..chunks * 8].chunks_exact(8))
-    {
-        for ((lane, x), y) in lanes.iter_mut().zip(x).zip(y) {
-            *lane += x * y;
-        }
-    }
-    let mut total: f32 = lanes.iter().sum();
-    for (x, y) in a[chunks * 8..].iter().zip(&b[chunks * 8..]) {
-        total += x * y;
-    }
-    total
 }
 
 fn dimension_of(collection: &str) -> usize {
@@ -275,17 +280,19 @@ impl VectorStore for EmbeddedVectorStore {
         if query.len() != dimension || namespace.ids.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        // Exact scan keeping the best `limit` (a small sorted buffer beats a heap here).
-        let mut best: Vec<(f32, usize)> = Vec::with_capacity(limit + 1);
-        for (row, values) in namespace.data.chunks_exact(dimension).enumerate() {
-            let score = dot(values, query);
-            if best.len() == limit && best.last().is_some_and(|(worst, _)| score <= *worst) {
-                continue;
-            }
-            let at = best.partition_point(|(s, _)| *s >= score);
-            best.insert(at, (score, row));
-            best.truncate(limit);
-        }
+        // Exact answer; the 8-bit codes skip the rows that cannot be in it.
+        let best = scan::nearest(
+            scan::Rows {
+                dimension,
+                values: &namespace.data,
+                codes: &namespace.codes,
+                scales: &namespace.scales,
+                residuals: &namespace.residuals,
+                norms: &namespace.norms,
+            },
+            query,
+            limit,
+        );
         let scored: Vec<(f32, &String)> = best
             .into_iter()
             .map(|(score, row)| (score, &namespace.ids[row]))

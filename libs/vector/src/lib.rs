@@ -5,6 +5,7 @@
 
 pub mod contract;
 pub mod embedded;
+mod scan;
 
 use async_trait::async_trait;
 use codectx_core::limits;
