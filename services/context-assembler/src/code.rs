@@ -379,9 +379,27 @@ async fn attach(
     wanted: &[Wanted],
     limit: u32,
 ) -> Result<Vec<Value>, Error> {
+    let (omitted, _) =
+        attach_with(graph, context, id, depth, entry, wanted, limit, Vec::new()).await?;
+    Ok(omitted)
+}
+
+/// [`attach`], with `extra` expansions the caller needs answered in the same round trip
+/// (their responses come back in order).
+#[allow(clippy::too_many_arguments)]
+async fn attach_with(
+    graph: &GraphClient,
+    context: &TenantContext,
+    id: &str,
+    depth: u32,
+    entry: &mut Value,
+    wanted: &[Wanted],
+    limit: u32,
+    extra: Vec<graph::ExpandRequest>,
+) -> Result<(Vec<Value>, Vec<graph::ExpandResponse>), Error> {
     let mut omitted = Vec::new();
     // Every relation in one round trip (graph-hydrator answers them in order).
-    let requests: Vec<graph::ExpandRequest> = wanted
+    let mut requests: Vec<graph::ExpandRequest> = wanted
         .iter()
         .map(|relation| {
             expand_request(
@@ -392,6 +410,8 @@ async fn attach(
             )
         })
         .collect();
+    let expected = requests.len() + extra.len();
+    requests.extend(extra);
     let mut responses = Vec::with_capacity(requests.len());
     for batch in requests.chunks(EXPAND_BATCH) {
         responses.extend(
@@ -406,13 +426,14 @@ async fn attach(
                 .responses,
         );
     }
-    if responses.len() != wanted.len() {
+    if responses.len() != expected {
         return Err(Error::internal(format!(
             "graph-hydrator answered {} of {} expansions",
             responses.len(),
-            wanted.len()
+            expected
         )));
     }
+    let extra_responses = responses.split_off(wanted.len());
     for (relation, response) in wanted.iter().zip(responses) {
         let (neighbors, more) = expansion_of(response);
         // Targets the index could not resolve to a symbol of the repository (library
@@ -453,7 +474,7 @@ async fn attach(
         omitted.extend(more);
     }
     omitted.extend(tests_out_of_callers(entry));
-    Ok(omitted)
+    Ok((omitted, extra_responses))
 }
 
 fn expand_request(id: &str, relation: Wanted, depth: u32, limit: u32) -> graph::ExpandRequest {
@@ -495,7 +516,7 @@ pub async fn symbol_context(
     let symbol = &resolved.symbol;
     let mut entry = card(symbol, include_ids);
     resolved.note_variants(&mut entry);
-    let omitted = attach(
+    let (mut omitted, contained) = attach_with(
         graph,
         context,
         &symbol.id,
@@ -511,10 +532,12 @@ pub async fn symbol_context(
             EXPORTED_AS,
         ],
         OVERVIEW_RELATION_LIMIT,
+        vec![nested_functions_request(&symbol.id)],
     )
     .await?;
-    let mut omitted = omitted;
-    omitted.extend(nested_callees(graph, context, &symbol.id, &mut entry).await?);
+    if let Some(contained) = contained.into_iter().next() {
+        omitted.extend(nested_callees(graph, context, contained, &mut entry).await?);
+    }
     let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
     answer["omitted"] = Value::from(omitted);
     let name = &symbol.qualified_name;
@@ -564,7 +587,14 @@ pub async fn call_graph(
         .unzip();
     let mut entry = card(symbol, false);
     resolved.note_variants(&mut entry);
-    let mut omitted = attach(
+    // The symbol's nested functions come in the same round trip as its relations.
+    let with_callees = wanted.iter().any(|w| w.field == CALLEES.field);
+    let extra = if with_callees {
+        vec![nested_functions_request(&symbol.id)]
+    } else {
+        Vec::new()
+    };
+    let (mut omitted, contained) = attach_with(
         graph,
         context,
         &symbol.id,
@@ -572,37 +602,38 @@ pub async fn call_graph(
         &mut entry,
         &wanted,
         RELATION_LIMIT,
+        extra,
     )
     .await?;
-    if wanted.iter().any(|w| w.field == CALLEES.field) {
-        omitted.extend(nested_callees(graph, context, &symbol.id, &mut entry).await?);
+    if let Some(contained) = contained.into_iter().next() {
+        omitted.extend(nested_callees(graph, context, contained, &mut entry).await?);
     }
     let mut answer = envelope(AnswerStatus::Ok, vec![entry], &["exact"]);
     answer["omitted"] = Value::from(omitted);
     finish(AnswerStatus::Ok, answer, max_tokens, &removable).await
 }
 
+/// The expansion that finds a symbol's nested functions (sent with its relations).
+fn nested_functions_request(id: &str) -> graph::ExpandRequest {
+    graph::ExpandRequest {
+        ids: vec![id.to_owned()],
+        edge_kinds: vec![graph::EdgeKind::Contains as i32],
+        direction: graph::Direction::Outgoing as i32,
+        depth: 2,
+        limit_per_direction: RELATION_LIMIT,
+    }
+}
+
 /// What a symbol's nested functions (closures, local helpers such as the `next` inside
 /// Express's `proto.handle`) call is part of what the symbol does: their callees join the
 /// symbol's, each with `via` naming the nested function, up to [`RELATION_LIMIT`] in all.
+/// `contained` is the answer to [`nested_functions_request`].
 async fn nested_callees(
     graph: &GraphClient,
     context: &TenantContext,
-    id: &str,
+    contained: graph::ExpandResponse,
     entry: &mut Value,
 ) -> Result<Vec<Value>, Error> {
-    let contained = graph
-        .expand(
-            context,
-            graph::ExpandRequest {
-                ids: vec![id.to_owned()],
-                edge_kinds: vec![graph::EdgeKind::Contains as i32],
-                direction: graph::Direction::Outgoing as i32,
-                depth: 2,
-                limit_per_direction: RELATION_LIMIT,
-            },
-        )
-        .await?;
     let nested: Vec<graph::SymbolCard> = contained
         .expansions
         .into_iter()
@@ -1063,7 +1094,7 @@ pub async fn minimal_context(
     } else {
         &[CALLERS, CALLEES, USED_BY]
     };
-    let mut omitted = attach(
+    let (mut omitted, contained) = attach_with(
         graph,
         context,
         &subject.id,
@@ -1072,10 +1103,15 @@ pub async fn minimal_context(
         wanted,
         // The 1,500-token budget trims these; 20 leave the packer a choice.
         RELATION_LIMIT,
+        if is_type {
+            Vec::new()
+        } else {
+            vec![nested_functions_request(&subject.id)]
+        },
     )
     .await?;
-    if !is_type {
-        omitted.extend(nested_callees(graph, context, &subject.id, &mut entry).await?);
+    if let Some(contained) = contained.into_iter().next() {
+        omitted.extend(nested_callees(graph, context, contained, &mut entry).await?);
     }
     if matches!(subject.kind.as_str(), "error_message" | "string") {
         omitted.extend(message_context(graph, context, &subject.id, &mut entry).await?);
