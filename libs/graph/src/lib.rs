@@ -40,6 +40,9 @@ pub struct EdgeHit {
 pub struct EdgePage {
     pub hits: Vec<EdgeHit>,
     pub total: usize,
+    /// The hits' nodes hold only what ranking reads (id, kind, name, path, lines, test):
+    /// the caller fetches the full nodes it keeps (`GraphStore::edge_window`).
+    pub light: bool,
 }
 
 /// One language of a graph (`GraphStore::language_counts`).
@@ -105,6 +108,22 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
         direction: Direction,
         limit: usize,
     ) -> Result<EdgePage, Error>;
+    /// [`edges`](Self::edges) for a caller that ranks up to `limit` edges and keeps at most
+    /// `keep` of them: when there are more than `keep`, a backend may answer a `light`
+    /// page, whose nodes carry only what ranking reads (a hub's window of hundreds of
+    /// callers costs no signatures, summaries or docs).
+    async fn edge_window(
+        &self,
+        graph_id: &str,
+        root: &str,
+        kinds: &[EdgeKind],
+        direction: Direction,
+        limit: usize,
+        keep: usize,
+    ) -> Result<EdgePage, Error> {
+        let _ = keep;
+        self.edges(graph_id, root, kinds, direction, limit).await
+    }
     /// Every node of these kinds (the lexical corpus), by id.
     async fn nodes_of_kinds(&self, graph_id: &str, kinds: &[NodeKind]) -> Result<Vec<Node>, Error>;
     /// What each language of the graph holds: files, symbols and tests, by language.

@@ -2,13 +2,13 @@
 //! the [`GraphStore`] primitives: selector lookup, expansion with depth and per-direction
 //! limits, call graphs, implementations, tests, outlines and change impact.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use codectx_core::limits;
 use codectx_errors::Error;
 
-use crate::GraphStore;
 use crate::model::{Direction, EdgeKind, Neighbor, Node, NodeKind, lookup_key, selector_matches};
+use crate::{EdgeHit, GraphStore};
 
 /// Candidates fetched by plain name before filtering by the full selector.
 const NAME_CANDIDATES: usize = 500;
@@ -303,6 +303,24 @@ fn relevance(root: &Node, neighbor: &Node, kind: EdgeKind) -> (bool, bool, bool,
     )
 }
 
+/// Replaces the ranking-only nodes of a light window's kept hits with the full nodes (a
+/// node deleted in between keeps its light copy: the answer still names it).
+async fn fill(store: &dyn GraphStore, graph_id: &str, hits: &mut [EdgeHit]) -> Result<(), Error> {
+    let ids: Vec<String> = hits.iter().map(|h| h.node.id.clone()).collect();
+    let mut full: HashMap<String, Node> = store
+        .nodes(graph_id, &ids)
+        .await?
+        .into_iter()
+        .map(|n| (n.id.clone(), n))
+        .collect();
+    for hit in hits {
+        if let Some(node) = full.remove(&hit.node.id) {
+            hit.node = node;
+        }
+    }
+    Ok(())
+}
+
 /// Files that hold tests by their language's conventions (helpers in them included).
 pub fn is_test_path(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
@@ -366,12 +384,13 @@ pub async fn expand(
             // Fetch a window, keep one edge per neighbor (the store's first: lowest
             // line), rank by relevance to the root, then apply the limit.
             let page = store
-                .edges(
+                .edge_window(
                     graph_id,
                     &root.id,
                     &options.kinds,
                     direction,
                     RANK_WINDOW.max(limit),
+                    limit,
                 )
                 .await?;
             let beyond_window = page.total.saturating_sub(page.hits.len());
@@ -384,6 +403,9 @@ pub async fn expand(
             distinct.sort_by_key(|hit| relevance(&root, &hit.node, hit.kind));
             let not_shown = distinct.len().saturating_sub(limit) + beyond_window;
             distinct.truncate(limit);
+            if page.light {
+                fill(store, graph_id, &mut distinct).await?;
+            }
             let mut frontier = Vec::new();
             for hit in distinct {
                 frontier.push(hit.node.id.clone());

@@ -175,6 +175,8 @@ fn confidence_from_code(code: i64) -> Confidence {
 }
 
 const NODE_COLUMNS: &str = "n.id, n.kind, n.name, n.qualified_name, n.language, n.path, n.start_line, n.end_line, n.signature, n.summary, n.fingerprint, n.test, n.doc";
+/// [`NODE_COLUMNS`] with only what ranking a window of edges reads (the rest empty).
+const LIGHT_NODE_COLUMNS: &str = "n.id, n.kind, n.name, '', n.language, n.path, n.start_line, n.end_line, '', '', '', n.test, ''";
 
 /// The SQLite graph store.
 #[derive(Clone)]
@@ -219,6 +221,87 @@ fn placeholders(count: usize, first: usize) -> String {
 }
 
 impl SqliteGraphStore {
+    /// Edges from or to `root`; with `light_over: Some(keep)` and more than `keep` of
+    /// them, nodes carry only the columns ranking reads ([`LIGHT_NODE_COLUMNS`]).
+    async fn edge_page(
+        &self,
+        graph_id: &str,
+        root: &str,
+        kinds: &[EdgeKind],
+        direction: Direction,
+        limit: usize,
+        light_over: Option<usize>,
+    ) -> Result<EdgePage, Error> {
+        if kinds.is_empty() {
+            return Ok(EdgePage::default());
+        }
+        let (near, far) = match direction {
+            Direction::Outgoing => ("src", "dst"),
+            Direction::Incoming => ("dst", "src"),
+        };
+        let kind_list = kinds
+            .iter()
+            .map(|k| edge_code(*k).to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        // Column names come from the constants here and kinds are numbers from an enum:
+        // no input reaches the SQL text.
+        let count_sql =
+            format!("SELECT COUNT(*) FROM edges e WHERE e.{near} = ?1 AND e.kind IN ({kind_list})");
+        let page_sql = |columns: &str| {
+            format!(
+                "SELECT {columns}, e.kind, e.line, e.confidence FROM edges e
+                 JOIN nodes n ON n.nid = e.{far}
+                 WHERE e.{near} = ?1 AND e.kind IN ({kind_list})
+                 ORDER BY e.kind, n.path, e.line, n.start_line, n.id LIMIT {limit}"
+            )
+        };
+        let full_sql = page_sql(NODE_COLUMNS);
+        let light_sql = page_sql(LIGHT_NODE_COLUMNS);
+        let graph_id = graph_id.to_owned();
+        let root = root.to_owned();
+        self.run(move |c| {
+            let Some(gid) = Self::gid(c, &graph_id)? else {
+                return Ok(EdgePage::default());
+            };
+            let Some(nid): Option<i64> = c
+                .prepare_cached("SELECT nid FROM nodes WHERE gid = ?1 AND id = ?2")
+                .map_err(storage)?
+                .query_row(params![gid, root], |r| r.get(0))
+                .optional()
+                .map_err(storage)?
+            else {
+                return Ok(EdgePage::default());
+            };
+            let total: i64 = c
+                .prepare_cached(&count_sql)
+                .map_err(storage)?
+                .query_row(params![nid], |r| r.get(0))
+                .map_err(storage)?;
+            let light = light_over.is_some_and(|keep| total as usize > keep);
+            let mut statement = c
+                .prepare_cached(if light { &light_sql } else { &full_sql })
+                .map_err(storage)?;
+            let rows = statement
+                .query_map(params![nid], |r| {
+                    Ok(EdgeHit {
+                        node: node_row(r)?,
+                        kind: edge_from_code(r.get(13)?),
+                        line: r.get(14)?,
+                        confidence: confidence_from_code(r.get(15)?),
+                    })
+                })
+                .map_err(storage)?;
+            let hits = rows.collect::<Result<_, _>>().map_err(storage)?;
+            Ok(EdgePage {
+                hits,
+                total: total as usize,
+                light,
+            })
+        })
+        .await
+    }
+
     /// Opens (creating if needed) the graph database at `path`.
     pub fn open(path: &Path) -> Result<Self, Error> {
         if let Some(parent) = path.parent() {
@@ -602,66 +685,21 @@ impl GraphStore for SqliteGraphStore {
         direction: Direction,
         limit: usize,
     ) -> Result<EdgePage, Error> {
-        if kinds.is_empty() {
-            return Ok(EdgePage::default());
-        }
-        let (near, far) = match direction {
-            Direction::Outgoing => ("src", "dst"),
-            Direction::Incoming => ("dst", "src"),
-        };
-        let kind_list = kinds
-            .iter()
-            .map(|k| edge_code(*k).to_string())
-            .collect::<Vec<_>>()
-            .join(",");
-        // Column names come from the two constants above and kinds are numbers from an
-        // enum: no input reaches the SQL text.
-        let count_sql =
-            format!("SELECT COUNT(*) FROM edges e WHERE e.{near} = ?1 AND e.kind IN ({kind_list})");
-        let page_sql = format!(
-            "SELECT {NODE_COLUMNS}, e.kind, e.line, e.confidence FROM edges e
-             JOIN nodes n ON n.nid = e.{far}
-             WHERE e.{near} = ?1 AND e.kind IN ({kind_list})
-             ORDER BY e.kind, n.path, e.line, n.start_line, n.id LIMIT {limit}"
-        );
-        let graph_id = graph_id.to_owned();
-        let root = root.to_owned();
-        self.run(move |c| {
-            let Some(gid) = Self::gid(c, &graph_id)? else {
-                return Ok(EdgePage::default());
-            };
-            let Some(nid): Option<i64> = c
-                .prepare_cached("SELECT nid FROM nodes WHERE gid = ?1 AND id = ?2")
-                .map_err(storage)?
-                .query_row(params![gid, root], |r| r.get(0))
-                .optional()
-                .map_err(storage)?
-            else {
-                return Ok(EdgePage::default());
-            };
-            let total: i64 = c
-                .prepare_cached(&count_sql)
-                .map_err(storage)?
-                .query_row(params![nid], |r| r.get(0))
-                .map_err(storage)?;
-            let mut statement = c.prepare_cached(&page_sql).map_err(storage)?;
-            let rows = statement
-                .query_map(params![nid], |r| {
-                    Ok(EdgeHit {
-                        node: node_row(r)?,
-                        kind: edge_from_code(r.get(13)?),
-                        line: r.get(14)?,
-                        confidence: confidence_from_code(r.get(15)?),
-                    })
-                })
-                .map_err(storage)?;
-            let hits = rows.collect::<Result<_, _>>().map_err(storage)?;
-            Ok(EdgePage {
-                hits,
-                total: total as usize,
-            })
-        })
-        .await
+        self.edge_page(graph_id, root, kinds, direction, limit, None)
+            .await
+    }
+
+    async fn edge_window(
+        &self,
+        graph_id: &str,
+        root: &str,
+        kinds: &[EdgeKind],
+        direction: Direction,
+        limit: usize,
+        keep: usize,
+    ) -> Result<EdgePage, Error> {
+        self.edge_page(graph_id, root, kinds, direction, limit, Some(keep))
+            .await
     }
 
     async fn nodes_of_kinds(&self, graph_id: &str, kinds: &[NodeKind]) -> Result<Vec<Node>, Error> {

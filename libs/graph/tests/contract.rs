@@ -586,6 +586,9 @@ async fn contract(store: &dyn GraphStore) {
     .await
     .unwrap();
     assert_eq!(narrow[0].neighbors.len(), 1);
+    // A window larger than what is kept is ranked on what ranking reads; the neighbour
+    // kept is the whole node (signature, summary, doc, qualified name).
+    assert_eq!(narrow[0].neighbors[0].node, a.serve);
     // The one shown is Serve (symbols before externals): Println is left out at depth 1
     // and Serve's own callee at depth 2.
     assert_eq!(
