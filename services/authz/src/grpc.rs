@@ -176,6 +176,7 @@ fn authorize_response(
         signed_context: context.signed_bytes().to_vec(),
         context: Some(context.to_proto()),
         repository: Some(repository_to_proto(repository)),
+        access_revision: 0,
     }
 }
 
@@ -198,12 +199,16 @@ impl AuthzService for AuthzHandler {
         request: Request<pb::AuthenticateRequest>,
     ) -> Result<Response<pb::AuthenticateResponse>, Status> {
         let credential = self.credential(request.into_inner().credential).await?;
-        let subject = blocking(&self.authority, move |a| {
-            a.authenticate(credential.as_ref().map(OwnedCredential::borrow))
+        // The revision is read first: a write after it shows as a newer revision later.
+        let (subject, access_revision) = blocking(&self.authority, move |a| {
+            let revision = a.store().access_revision()?;
+            let subject = a.authenticate(credential.as_ref().map(OwnedCredential::borrow))?;
+            Ok((subject, revision))
         })
         .await?;
         Ok(Response::new(pb::AuthenticateResponse {
             subject: Some(subject_to_proto(subject)),
+            access_revision,
         }))
     }
 
@@ -215,15 +220,19 @@ impl AuthzService for AuthzHandler {
         let credential = self.credential(message.credential).await?;
         let requested = scopes(&message.scopes)?;
         let selector = message.repository;
-        let (context, repository) = blocking(&self.authority, move |a| {
-            a.authorize(
+        let (context, repository, access_revision) = blocking(&self.authority, move |a| {
+            let revision = a.store().access_revision()?;
+            let (context, repository) = a.authorize(
                 credential.as_ref().map(OwnedCredential::borrow),
                 &selector,
                 &requested,
-            )
+            )?;
+            Ok((context, repository, revision))
         })
         .await?;
-        Ok(Response::new(authorize_response(context, repository)))
+        let mut response = authorize_response(context, repository);
+        response.access_revision = access_revision;
+        Ok(Response::new(response))
     }
 
     async fn derive_session_context(

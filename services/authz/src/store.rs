@@ -99,6 +99,39 @@ CREATE INDEX IF NOT EXISTS grants_by_subject ON grants (subject_id);
 CREATE INDEX IF NOT EXISTS grants_by_team ON grants (team_id);
 ";
 
+/// Every table whose rows decide who may do what: a write to any of them bumps the
+/// access revision (`meta.access_revision`), so a context minted at a revision is known
+/// to be current for as long as the revision stays (AuthenticateResponse.access_revision).
+const ACCESS_TABLES: [&str; 9] = [
+    "organisations",
+    "subjects",
+    "teams",
+    "team_members",
+    "api_keys",
+    "repositories",
+    "graphs",
+    "identities",
+    "grants",
+];
+
+/// The revision row and one trigger per table and kind of write that bumps it; created
+/// idempotently at open, so stores created before them gain them.
+fn revision_triggers() -> String {
+    let mut sql =
+        String::from("INSERT OR IGNORE INTO meta (key, value) VALUES ('access_revision', '1');\n");
+    for table in ACCESS_TABLES {
+        for event in ["INSERT", "UPDATE", "DELETE"] {
+            let name = format!("{table}_{}_bumps_revision", event.to_lowercase());
+            sql.push_str(&format!(
+                "CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON {table} BEGIN
+                 UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'access_revision';
+                 END;\n"
+            ));
+        }
+    }
+    sql
+}
+
 /// Roles, in increasing power.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Role {
@@ -301,6 +334,9 @@ impl Store {
             )
             .map_err(storage)?;
         connection.execute_batch(SCHEMA).map_err(storage)?;
+        connection
+            .execute_batch(&revision_triggers())
+            .map_err(storage)?;
         let version: Option<String> = connection
             .query_row(
                 "SELECT value FROM meta WHERE key = 'schema_version'",
@@ -746,6 +782,22 @@ impl Store {
     }
 
     /// The subject of a live API key; None for unknown or revoked keys.
+    /// The access revision: it changes with every write to [`ACCESS_TABLES`].
+    pub fn access_revision(&self) -> Result<u64, Error> {
+        self.with(|c| {
+            let value: String = c
+                .query_row(
+                    "SELECT value FROM meta WHERE key = 'access_revision'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(storage)?;
+            value
+                .parse()
+                .map_err(|_| Error::internal(format!("access revision {value:?} is not a number")))
+        })
+    }
+
     pub fn authenticate_api_key(&self, secret: &str) -> Result<Option<Subject>, Error> {
         if secret.is_empty() || secret.len() > 512 {
             return Ok(None);
@@ -1353,6 +1405,62 @@ mod tests {
             .register_indexed_graph(&org.id, "api", &bad)
             .unwrap_err();
         assert_eq!(error.field(), "commit");
+    }
+
+    #[test]
+    fn every_write_that_decides_access_bumps_the_access_revision_and_reads_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("access.db");
+        let store = Store::open(&path).unwrap();
+        let mut last = store.access_revision().unwrap();
+        let mut bumped = |store: &Store, what: &str| {
+            let now = store.access_revision().unwrap();
+            assert!(now > last, "{what}: revision {now} after {last}");
+            last = now;
+        };
+        let org = store.create_organisation("acme").unwrap();
+        bumped(&store, "organisation");
+        let alice = store
+            .create_subject(&org.id, "alice", Role::Member)
+            .unwrap();
+        bumped(&store, "subject");
+        let (key, secret) = store.create_api_key(&alice.id, "laptop").unwrap();
+        bumped(&store, "api key");
+        let repository = indexed(&store, &org.id, "acme/api");
+        bumped(&store, "indexed graph and entry");
+        let grant = store
+            .create_grant(
+                &repository.id,
+                &Grantee::Subject(alice.id.clone()),
+                &[Scope::ReadCode],
+            )
+            .unwrap();
+        bumped(&store, "grant");
+        let team = store.create_team(&org.id, "platform").unwrap();
+        bumped(&store, "team");
+        store.set_team_member(&team.id, &alice.id, true).unwrap();
+        bumped(&store, "membership");
+        store
+            .link_identity(&alice.id, "https://issuer", "alice@acme")
+            .unwrap();
+        bumped(&store, "identity");
+        // Reads leave it.
+        let before = store.access_revision().unwrap();
+        assert!(store.authenticate_api_key(&secret).unwrap().is_some());
+        store.accessible_repositories(&alice).unwrap();
+        store.list_grants(&repository.id).unwrap();
+        assert_eq!(store.access_revision().unwrap(), before);
+        store.revoke_grant(&grant.id).unwrap();
+        bumped(&store, "grant revoked");
+        store.revoke_api_key(&key.id).unwrap();
+        bumped(&store, "key revoked");
+        store.delete_repository(&repository.id).unwrap();
+        bumped(&store, "entry deleted");
+        // A reopened store keeps counting from where it was.
+        let reopened_at = store.access_revision().unwrap();
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.access_revision().unwrap(), reopened_at);
     }
 
     #[test]

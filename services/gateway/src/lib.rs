@@ -6,6 +6,7 @@
 //! engine (`codectx-compress`) on its way out. The gRPC surface serves `Describe` and the
 //! compression totals of the caller's tenant and subject.
 
+pub mod contexts;
 pub mod mcp;
 pub mod render;
 pub mod request;
@@ -311,14 +312,19 @@ async fn guard_mcp(
             "send the API key as Authorization: Bearer <key>".into(),
         );
     };
-    let subject = match edge
+    let (subject, authenticated) = match edge
         .authz
         .authenticate(codectx_proto::authz::v1::AuthenticateRequest {
             credential: Some(bearer_credential(&key)),
         })
         .await
     {
-        Ok(response) => response.subject.map(|s| s.id).unwrap_or_default(),
+        Ok(response) => (
+            response.subject.map(|s| s.id).unwrap_or_default(),
+            contexts::Authenticated {
+                access_revision: response.access_revision,
+            },
+        ),
         Err(error) if error.kind() == codectx_errors::ErrorKind::Unauthenticated => {
             return refuse(StatusCode::UNAUTHORIZED, error.message().to_owned());
         }
@@ -331,10 +337,12 @@ async fn guard_mcp(
                 .into_response();
         }
     };
-    let request = match check_json_rpc_body(request).await {
+    let mut request = match check_json_rpc_body(request).await {
         Ok(request) => request,
         Err(response) => return response,
     };
+    // The tool call reuses a context minted at this revision (`contexts`).
+    request.extensions_mut().insert(authenticated);
     let principal = sessions::Principal::new(&subject, &key);
     let session_id = request
         .headers()

@@ -25,6 +25,8 @@ use codectx_compress::engine::{DETAIL_ARGUMENT, FOR_EDIT_ARGUMENT, LEVEL_ARGUMEN
 use codectx_compress::ledger::FRESH_ARGUMENT;
 use codectx_compress::{Engine, Principal, Session, Tool as CompressedTool};
 
+use crate::contexts::{Authenticated, ContextCache};
+
 use crate::request::{self, CompressRequest, ToolRequest};
 
 /// Where a call's API key comes from.
@@ -50,6 +52,8 @@ pub struct Tools {
     /// This MCP session's compression state (what it received, its focus set, ...);
     /// [`Tools::for_new_session`] gives every session its own.
     pub session: Arc<std::sync::Mutex<Session>>,
+    /// Contexts authz minted, reused at the same access revision (shared by all sessions).
+    pub contexts: Arc<ContextCache>,
 }
 
 impl Tools {
@@ -69,6 +73,7 @@ impl Tools {
             structured,
             engine,
             session: Arc::new(std::sync::Mutex::new(Session::new())),
+            contexts: Arc::new(ContextCache::default()),
         }
     }
 
@@ -405,12 +410,21 @@ impl Tools {
             .repositories)
     }
 
-    /// Resolves the call's repository through authz into a verified context.
+    /// Resolves the call's repository through authz into a verified context: the one
+    /// minted for this key and repository at `revision` (the access revision the `/mcp`
+    /// guard just read) when there is one (`contexts`), a new one otherwise.
     async fn authorize(
         &self,
         key: &str,
         repository: Option<String>,
+        revision: Option<u64>,
     ) -> Result<TenantContext, Error> {
+        let named = repository.clone().unwrap_or_default();
+        if let Some(revision) = revision
+            && let Some(context) = self.contexts.get(key, &named, revision)
+        {
+            return Ok(context);
+        }
         let repository = match repository {
             Some(repository) => repository,
             None => {
@@ -442,16 +456,30 @@ impl Tools {
                 scopes: vec![],
             })
             .await?;
-        self.verifier
+        let context = self
+            .verifier
             .verify(&authorized.signed_context)
             .map_err(|e| {
                 Error::unauthenticated(format!(
                     "authz returned a context this gateway cannot verify: {e}"
                 ))
-            })
+            })?;
+        // Kept only when minted at the revision the guard read: a write in between (the
+        // context may already reflect it) makes the next call authorize again.
+        if revision == Some(authorized.access_revision) {
+            self.contexts
+                .put(key, &named, authorized.access_revision, context.clone());
+        }
+        Ok(context)
     }
 
-    async fn call(&self, name: &str, arguments: JsonObject, key: &str) -> Result<Answered, Error> {
+    async fn call(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        key: &str,
+        revision: Option<u64>,
+    ) -> Result<Answered, Error> {
         // Arguments are checked against the tool's schema before any authz round trip.
         let decoded = request::decode(name, arguments)?;
         let call = match decoded.request {
@@ -469,7 +497,7 @@ impl Tools {
             }
             call => call,
         };
-        let context = self.authorize(key, decoded.repository).await?;
+        let context = self.authorize(key, decoded.repository, revision).await?;
         let assembler = &self.assembler;
         let answer = match call {
             ToolRequest::ListRepositories
@@ -684,8 +712,14 @@ impl ServerHandler for Tools {
             codectx_telemetry::set_remote_parent(&span, &parts.headers);
         }
         let started = std::time::Instant::now();
+        // What the `/mcp` guard learned authenticating this request (none over stdio).
+        let revision = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Authenticated>())
+            .map(|a| a.access_revision);
         let outcome = self
-            .call(&name, arguments, &key)
+            .call(&name, arguments, &key, revision)
             .instrument(span.clone())
             .await;
         record_tool_metrics(&name, &outcome, started.elapsed());

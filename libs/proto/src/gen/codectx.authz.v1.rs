@@ -25,6 +25,12 @@ pub struct AuthenticateRequest {
 pub struct AuthenticateResponse {
     #[prost(message, optional, tag = "1")]
     pub subject: ::core::option::Option<Subject>,
+    /// The access store's revision when the credential was checked: it changes with every
+    /// write to subjects, keys, identities, teams, repositories, graphs or grants. A caller
+    /// may reuse a context Authorize minted at the same revision (nothing that decided it
+    /// has changed); any other revision means authorize again.
+    #[prost(uint64, tag = "2")]
+    pub access_revision: u64,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct AuthorizeRequest {
@@ -47,6 +53,10 @@ pub struct AuthorizeResponse {
     pub context: ::core::option::Option<super::super::common::v1::TenantContext>,
     #[prost(message, optional, tag = "3")]
     pub repository: ::core::option::Option<AccessRepository>,
+    /// The access store's revision read before the context was decided (Authorize; 0 from
+    /// DeriveSessionContext): the context stays current while Authenticate reports it.
+    #[prost(uint64, tag = "4")]
+    pub access_revision: u64,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct DeriveSessionContextRequest {
