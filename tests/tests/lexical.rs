@@ -14,6 +14,7 @@ fn rank(query: &str) -> pb::RankRequest {
         limit: 10,
         kinds: vec![],
         production_only: false,
+        corpus_version: String::new(),
     }
 }
 
@@ -47,6 +48,7 @@ async fn exact_first_then_bm25_over_the_indexed_graph() {
                 scope: ScopeKind::Code as i32,
                 query: "store is over capacity".into(),
                 limit: 5,
+                corpus_version: String::new(),
             },
         )
         .await
@@ -94,6 +96,27 @@ async fn exact_first_then_bm25_over_the_indexed_graph() {
     let after = lexical.rank(&f.context, rank("Flush")).await.unwrap();
     assert_ne!(after.corpus_version, found.corpus_version);
     assert_eq!(after.candidates[0].name, "Flush");
+    // A caller's known version is used only while an index at that version is held: the
+    // version before the re-index (evicted) and a made-up one are asked about, and the
+    // answer is the current corpus.
+    let knowing = |version: &str| pb::RankRequest {
+        corpus_version: version.into(),
+        ..rank("Flush")
+    };
+    for known in [found.corpus_version.as_str(), "v-made-up", ""] {
+        let answer = lexical.rank(&f.context, knowing(known)).await.unwrap();
+        assert_eq!(
+            answer.corpus_version, after.corpus_version,
+            "known {known:?}"
+        );
+        assert_eq!(answer.candidates[0].name, "Flush");
+    }
+    let current = lexical
+        .rank(&f.context, knowing(&after.corpus_version))
+        .await
+        .unwrap();
+    assert_eq!(current.corpus_version, after.corpus_version);
+    assert_eq!(current.candidates[0].name, "Flush");
     f.stack.stack.stop().await.unwrap();
 }
 
@@ -116,6 +139,20 @@ async fn scope_comes_from_the_context_only() {
         .verify(&authorized.signed_context)
         .unwrap();
     let error = lexical.rank(&foreign, rank("NewServer")).await.unwrap_err();
+    assert_eq!(error.to_status().code(), Code::NotFound);
+    // Naming the version of shop's index changes nothing: it selects only among the
+    // caller's own scope's indexes.
+    let shop = lexical.rank(&f.context, rank("NewServer")).await.unwrap();
+    let error = lexical
+        .rank(
+            &foreign,
+            pb::RankRequest {
+                corpus_version: shop.corpus_version.clone(),
+                ..rank("NewServer")
+            },
+        )
+        .await
+        .unwrap_err();
     assert_eq!(error.to_status().code(), Code::NotFound);
     // Oversized and empty queries are rejected with the limit named.
     let huge = lexical

@@ -26,7 +26,15 @@ pub const TTL: Duration = Duration::from_secs(1);
 const SHORT: usize = 12;
 
 tokio::task_local! {
-    static INDEX: Option<Value>;
+    static INDEX: Option<Indexed>;
+}
+
+/// What a code operation knows of its graph: the `index` value answers carry, and the
+/// full content version (the lexical ranker's cache key, `corpus_version`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Indexed {
+    pub value: Value,
+    pub version: String,
 }
 
 /// The `index` value of a described graph.
@@ -56,26 +64,36 @@ fn short(text: &str) -> &str {
 pub fn stamp(answer: &mut Value) {
     let _ = INDEX.try_with(|index| {
         if let (Some(index), Some(object)) = (index, answer.as_object_mut()) {
-            object.insert("index".into(), index.clone());
+            object.insert("index".into(), index.value.clone());
         }
     });
 }
 
-/// Runs a code operation with the graph's freshness available to [`stamp`].
-pub async fn with_index<T>(index: Option<Value>, work: impl Future<Output = T>) -> T {
+/// The graph's content version inside [`with_index`] (empty outside, or unknown).
+pub fn corpus_version() -> String {
+    INDEX
+        .try_with(|index| index.as_ref().map(|i| i.version.clone()))
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Runs a code operation with the graph's freshness available to [`stamp`] and
+/// [`corpus_version`].
+pub async fn with_index<T>(index: Option<Indexed>, work: impl Future<Output = T>) -> T {
     INDEX.scope(index, work).await
 }
 
 /// Freshness per graph, for [`TTL`].
 #[derive(Default)]
 pub struct Freshness {
-    cache: Mutex<HashMap<String, (Instant, Value)>>,
+    cache: Mutex<HashMap<String, (Instant, Indexed)>>,
 }
 
 impl Freshness {
     /// The graph's `index` value; None when the graph cannot be described (the answer
     /// itself then says why, or goes without it).
-    pub async fn index(&self, client: &GraphClient, context: &TenantContext) -> Option<Value> {
+    pub async fn index(&self, client: &GraphClient, context: &TenantContext) -> Option<Indexed> {
         let graph_id = context.graph_id();
         if let Some((_, value)) = self
             .cache
@@ -96,11 +114,14 @@ impl Freshness {
                 return None;
             }
         };
-        let value = index_value(&described);
+        let indexed = Indexed {
+            value: index_value(&described),
+            version: described.version,
+        };
         let mut cache = self.cache.lock().expect("freshness lock");
         cache.retain(|_, (at, _)| at.elapsed() < TTL);
-        cache.insert(graph_id.to_owned(), (Instant::now(), value.clone()));
-        Some(value)
+        cache.insert(graph_id.to_owned(), (Instant::now(), indexed.clone()));
+        Some(indexed)
     }
 }
 
@@ -134,12 +155,18 @@ mod tests {
         let mut outside = json!({"status": "ok"});
         stamp(&mut outside);
         assert_eq!(outside, json!({"status": "ok"}));
-        let inside = with_index(Some(json!({"commit": "abc"})), async {
+        assert_eq!(corpus_version(), "");
+        let indexed = Indexed {
+            value: json!({"commit": "abc"}),
+            version: "v1".into(),
+        };
+        let (inside, version) = with_index(Some(indexed), async {
             let mut answer = json!({"status": "ok"});
             stamp(&mut answer);
-            answer
+            (answer, corpus_version())
         })
         .await;
         assert_eq!(inside["index"], json!({"commit": "abc"}));
+        assert_eq!(version, "v1");
     }
 }

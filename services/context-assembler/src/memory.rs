@@ -403,6 +403,8 @@ pub async fn recall(
                     query: query.into(),
                     limit: limits::CANDIDATES_PER_LEG as u32,
                     kinds: vec![],
+                    // Memory changes with every write: the ranker asks.
+                    corpus_version: String::new(),
                 },
             )
             .await

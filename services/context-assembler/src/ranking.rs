@@ -109,6 +109,7 @@ pub async fn ranked_cards(
                     query: query.into(),
                     limit: limits::CANDIDATES_PER_LEG as u32,
                     kinds: kinds.clone(),
+                    corpus_version: crate::freshness::corpus_version(),
                 },
             )
             .await

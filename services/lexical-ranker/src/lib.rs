@@ -168,11 +168,14 @@ fn limit(requested: u32) -> usize {
 }
 
 impl LexicalRanker {
-    /// The index of the caller's scope at the corpus's current version.
+    /// The index of the caller's scope at the corpus's current version, or at `known`
+    /// (the version the caller knows) when an index of its scope at that version is held:
+    /// then without a round trip to graph-hydrator.
     async fn index(
         &self,
         context: &TenantContext,
         scope: ScopeKind,
+        known: &str,
     ) -> Result<(Arc<LexicalIndex>, String), Error> {
         let scope_key = match scope {
             ScopeKind::Memory => {
@@ -184,6 +187,13 @@ impl LexicalRanker {
                 format!("code:{}", context.graph_id())
             }
         };
+        // The scope comes from the verified context: a caller's version only picks among
+        // its own scope's indexes.
+        if !known.is_empty()
+            && let Some(index) = self.cache.get(&(scope_key.clone(), known.to_owned())).await
+        {
+            return Ok((index, known.to_owned()));
+        }
         let version = self
             .graph
             .get_corpus_version(
@@ -283,7 +293,13 @@ impl lexical_ranker_service_server::LexicalRankerService for LexicalRanker {
         let context = from_request(&request)?;
         let message = request.into_inner();
         check_query(&message.query)?;
-        let (index, version) = self.index(&context, scope_kind(message.scope)?).await?;
+        let (index, version) = self
+            .index(
+                &context,
+                scope_kind(message.scope)?,
+                &message.corpus_version,
+            )
+            .await?;
         Ok(Response::new(candidates(
             index.exact(&message.query, limit(message.limit), &[]),
             version,
@@ -298,7 +314,13 @@ impl lexical_ranker_service_server::LexicalRankerService for LexicalRanker {
         let message = request.into_inner();
         check_query(&message.query)?;
         let kinds = limits::normalize_kinds(message.kinds)?;
-        let (index, version) = self.index(&context, scope_kind(message.scope)?).await?;
+        let (index, version) = self
+            .index(
+                &context,
+                scope_kind(message.scope)?,
+                &message.corpus_version,
+            )
+            .await?;
         Ok(Response::new(candidates(
             index.rank_filtered(
                 &message.query,

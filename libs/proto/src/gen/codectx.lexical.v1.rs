@@ -8,6 +8,12 @@ pub struct ExactLookupRequest {
     /// At most 10.
     #[prost(uint32, tag = "3")]
     pub limit: u32,
+    /// The version of the scope's corpus the caller already knows (the context-assembler's
+    /// DescribeGraph, at most a second old). When the ranker holds an index of the caller's
+    /// scope at this version it answers from it without asking graph-hydrator; otherwise, or
+    /// when empty, it asks. It only selects among the caller's own scope's indexes.
+    #[prost(string, tag = "4")]
+    pub corpus_version: ::prost::alloc::string::String,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct RankRequest {
@@ -25,6 +31,12 @@ pub struct RankRequest {
     /// exact matches stay.
     #[prost(bool, tag = "5")]
     pub production_only: bool,
+    /// The version of the scope's corpus the caller already knows (the context-assembler's
+    /// DescribeGraph, at most a second old). When the ranker holds an index of the caller's
+    /// scope at this version it answers from it without asking graph-hydrator; otherwise, or
+    /// when empty, it asks. It only selects among the caller's own scope's indexes.
+    #[prost(string, tag = "6")]
+    pub corpus_version: ::prost::alloc::string::String,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct Candidate {
