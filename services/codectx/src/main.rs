@@ -211,6 +211,8 @@ async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
         oidc: Default::default(),
         // The stdio tools below have their own engine (with the state file).
         compression: Default::default(),
+        graph: Default::default(),
+        vectors: Default::default(),
     })
     .await?;
     let endpoint = |kind: ServiceKind| {
@@ -291,6 +293,8 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         code_floors: None,
         oidc: Default::default(),
         compression: persistent_compression(&args.data),
+        graph: Default::default(),
+        vectors: Default::default(),
     })
     .await?;
     let watching = if args.no_watch {

@@ -57,6 +57,31 @@ impl ServiceKind {
     }
 }
 
+/// Where the code graph and memory live.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum GraphBackend {
+    /// SQLite in the data directory (`graph.db`).
+    #[default]
+    Embedded,
+    /// A Neo4j 5.26 server.
+    Neo4j {
+        uri: String,
+        user: String,
+        password: String,
+    },
+}
+
+/// Where the vectors live.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum VectorBackend {
+    /// The embedded store in the data directory (`vectors.db`).
+    #[default]
+    Embedded,
+    /// A Milvus server (milvus-lite included), filters as literals (servers without
+    /// filter templates, such as milvus-lite) or templates.
+    Milvus { uri: String, literal_filters: bool },
+}
+
 /// How to start a stack.
 #[derive(Debug, Clone)]
 pub struct StackOptions {
@@ -82,6 +107,10 @@ pub struct StackOptions {
     pub oidc: codectx_authz::oidc::OidcConfig,
     /// The gateway's compression (levels, dedup, focus; docs/compression.md).
     pub compression: codectx_compress::CompressionConfig,
+    /// The graph store (embedded unless measuring a cluster backend).
+    pub graph: GraphBackend,
+    /// The vector store (embedded unless measuring a cluster backend).
+    pub vectors: VectorBackend,
 }
 
 impl StackOptions {
@@ -99,6 +128,8 @@ impl StackOptions {
             code_floors: None,
             oidc: Default::default(),
             compression: Default::default(),
+            graph: GraphBackend::Embedded,
+            vectors: VectorBackend::Embedded,
         }
     }
 }
@@ -183,8 +214,18 @@ impl Stack {
         // The embedded graph store. The development subject reads what the development
         // organisation indexed (index runs registered those graphs with authz); graphs other
         // organisations indexed into the same store stay theirs.
-        let graph_store: Arc<dyn Store> =
-            Arc::new(SqliteGraphStore::open(&options.data_dir.join("graph.db"))?);
+        let graph_store: Arc<dyn Store> = match &options.graph {
+            GraphBackend::Embedded => {
+                Arc::new(SqliteGraphStore::open(&options.data_dir.join("graph.db"))?)
+            }
+            GraphBackend::Neo4j {
+                uri,
+                user,
+                password,
+            } => {
+                Arc::new(codectx_graph::neo4j::Neo4jGraphStore::connect(uri, user, password).await?)
+            }
+        };
         codectx_authz::grant_indexed_repositories(authority.store(), &dev.subject.id)?;
 
         let (stop, stop_rx) = watch::channel(false);
@@ -232,14 +273,29 @@ impl Stack {
                 ServiceKind::VectorGateway => Some(
                     codectx_vector_gateway::build(codectx_vector_gateway::Config {
                         server: server.clone(),
-                        vectors: codectx_vector_gateway::VectorsConfig {
-                            backend: "embedded".into(),
-                            embedded_path: options
-                                .data_dir
-                                .join("vectors.db")
-                                .display()
-                                .to_string(),
-                            ..Default::default()
+                        vectors: match &options.vectors {
+                            VectorBackend::Embedded => codectx_vector_gateway::VectorsConfig {
+                                backend: "embedded".into(),
+                                embedded_path: options
+                                    .data_dir
+                                    .join("vectors.db")
+                                    .display()
+                                    .to_string(),
+                                ..Default::default()
+                            },
+                            VectorBackend::Milvus {
+                                uri,
+                                literal_filters,
+                            } => codectx_vector_gateway::VectorsConfig {
+                                backend: "milvus".into(),
+                                milvus_uri: uri.clone(),
+                                milvus_filter_mode: if *literal_filters {
+                                    "literal".into()
+                                } else {
+                                    "template".into()
+                                },
+                                ..Default::default()
+                            },
                         },
                         ..Default::default()
                     })

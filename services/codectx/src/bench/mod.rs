@@ -32,7 +32,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::indexing::{self, IndexArgs};
-use crate::stack::{ServiceKind, Stack, StackOptions};
+use crate::stack::{GraphBackend, ServiceKind, Stack, StackOptions, VectorBackend};
 use client::{CallOutcome, McpClient};
 use score::{Evidence, Scored};
 use workload::{Expected, Question, Session, Workload};
@@ -103,6 +103,45 @@ pub struct BenchArgs {
     /// complete before measuring (0: measure while they build, for a quick smoke).
     #[arg(long, default_value_t = 1_200, value_name = "SECONDS")]
     pub wait_for_vectors: u64,
+    /// Measure on a Neo4j 5.26 graph store at this Bolt URI (the repositories are indexed
+    /// into it) instead of the embedded SQLite one: what a cluster deployment costs.
+    #[arg(long, value_name = "BOLT_URI")]
+    pub neo4j: Option<String>,
+    #[arg(long, default_value = "neo4j", requires = "neo4j")]
+    pub neo4j_user: String,
+    /// Name of the environment variable holding the Neo4j password.
+    #[arg(long, default_value = "CODECTX_NEO4J_PASSWORD", requires = "neo4j")]
+    pub neo4j_password_env: String,
+    /// Measure on a Milvus vector store at this gRPC URI (milvus-lite included; filters
+    /// are sent as literals unless --milvus-filter-templates) instead of the embedded one.
+    #[arg(long, value_name = "URI")]
+    pub milvus: Option<String>,
+    /// Send Milvus filters as templates with parameters (Milvus 2.5+ servers).
+    #[arg(long, requires = "milvus")]
+    pub milvus_filter_templates: bool,
+}
+
+impl BenchArgs {
+    fn graph_backend(&self) -> GraphBackend {
+        match &self.neo4j {
+            None => GraphBackend::Embedded,
+            Some(uri) => GraphBackend::Neo4j {
+                uri: uri.clone(),
+                user: self.neo4j_user.clone(),
+                password: std::env::var(&self.neo4j_password_env).unwrap_or_default(),
+            },
+        }
+    }
+
+    fn vector_backend(&self) -> VectorBackend {
+        match &self.milvus {
+            None => VectorBackend::Embedded,
+            Some(uri) => VectorBackend::Milvus {
+                uri: uri.clone(),
+                literal_filters: !self.milvus_filter_templates,
+            },
+        }
+    }
 }
 
 fn parse_floors(text: &str) -> Result<codectx_context_assembler::CodeFloors, String> {
@@ -434,6 +473,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
         let path = &repos[&repo.key];
         let index_args = IndexArgs {
             quiet: true,
+            neo4j: args.neo4j.clone(),
+            neo4j_user: args.neo4j_user.clone(),
+            neo4j_password_env: args.neo4j_password_env.clone(),
             ..IndexArgs::embedded(path.clone(), repo.key.clone(), args.data.clone())
         };
         let store = indexing::open_store(&index_args).await?;
@@ -483,6 +525,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
             oidc: Default::default(),
             model_directory: args.models.clone(),
             code_floors: args.code_floors,
+            graph: args.graph_backend(),
+            vectors: args.vector_backend(),
             ..StackOptions::ephemeral(args.data.clone())
         })
         .await?;
