@@ -9,6 +9,7 @@ NAME ?= codectx
 PYTHON_STDLIB ?= $(shell python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])' 2>/dev/null)
 GO_SRC ?= $(shell go env GOROOT 2>/dev/null)/src
 BENCH_OUT ?= .codectx-bench/reports
+BENCH_DATA ?= .codectx-bench/data
 BENCH = $(CARGO) run --release -q -p codectx --bin codectx -- bench --out $(BENCH_OUT)
 
 .DEFAULT_GOAL := help
@@ -62,6 +63,20 @@ bench-all: models ## The published run: three workloads, hybrid, lexical and den
 bench-open-loop: models ## Open-loop load on the Python stdlib (100, 300, 600 calls/s, 20 s each, 32 sessions): p95 per rate and the knee (docs/BENCHMARKS.md)
 	$(BENCH) --workload bench/workloads/python-stdlib.json --repo cpython-lib=$(PYTHON_STDLIB) \
 	  --arms hybrid --mode call --rates 100,300,600 --duration 20s
+
+.PHONY: bench-profile
+bench-profile: models ## Where a saturated stack's CPU goes, per service and kind of work (perf; Python stdlib, 32 clients; docs/BENCHMARKS.md)
+	$(CARGO) build --release -q -p codectx
+	bench/profile/profile.sh target/release/codectx --workload bench/workloads/python-stdlib.json \
+	  --repo cpython-lib=$(PYTHON_STDLIB) --arms hybrid --mode call --concurrency 32 --duration 60s \
+	  --data $(BENCH_DATA) --out $(BENCH_OUT) --models $$(deploy/local/models.sh)
+
+.PHONY: bench-cluster
+bench-cluster: models ## The load benchmark on the cluster backends: Neo4j 5.26 and milvus-lite, started here (closed loop, 32 clients; open loop 50-300 calls/s)
+	deploy/local/with-services.sh sh -c '$(BENCH) --workload bench/workloads/python-stdlib.json \
+	  --repo cpython-lib=$(PYTHON_STDLIB) --arms hybrid --mode call --concurrency 32 --duration 40s \
+	  --rates 50,100,200,300 --data $(BENCH_DATA)-cluster \
+	  --neo4j "$$CODECTX_TEST_NEO4J_URI" --milvus "$$CODECTX_TEST_MILVUS_URI"'
 
 .PHONY: bench-compress
 bench-compress: ## The compress tool on the corpus of real outputs (libs/compress/tests/corpus): reduction per sample and level, lines kept

@@ -651,6 +651,12 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
                 .flat_map(|q| modes.iter().filter_map(|m| ask(q, *m)))
                 .collect();
             let before = metrics.snapshot();
+            // bench/profile/profile.sh starts sampling at this line.
+            eprintln!(
+                "load phase: {} MCP clients for {} s",
+                args.concurrency,
+                args.duration.as_secs()
+            );
             let mut report =
                 load::run(&url, &api_key, &calls, args.concurrency, args.duration).await?;
             report.services = load::service_latency(&before, &metrics.snapshot());
