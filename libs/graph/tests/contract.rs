@@ -586,9 +586,75 @@ async fn contract(store: &dyn GraphStore) {
     .await
     .unwrap();
     assert_eq!(narrow[0].neighbors.len(), 1);
-    // A window larger than what is kept is ranked on what ranking reads; the neighbour
-    // kept is the whole node (signature, summary, doc, qualified name).
-    assert_eq!(narrow[0].neighbors[0].node, a.serve);
+    // A hub: 130 callers, 10 kept. However a backend reads the window (SQLite ranks a
+    // light copy of it), the neighbours kept are whole nodes (signature, summary, doc,
+    // qualified name), production before tests, and the rest are counted.
+    let hub_graph = graph_id("hub");
+    let hub = node(
+        &hub_graph,
+        NodeKind::Function,
+        "hub/hub.go",
+        "hub.Hub",
+        "Hub",
+        (1, 3),
+    );
+    let callers: Vec<Node> = (0..130)
+        .map(|i| {
+            let name = if i % 2 == 0 {
+                format!("TestCaller{i:03}")
+            } else {
+                format!("Caller{i:03}")
+            };
+            let path = if i % 2 == 0 {
+                "hub/hub_test.go"
+            } else {
+                "hub/callers.go"
+            };
+            node(
+                &hub_graph,
+                NodeKind::Function,
+                path,
+                &format!("hub.{name}"),
+                &name,
+                (i + 10, i + 11),
+            )
+        })
+        .collect();
+    let calls: Vec<Edge> = callers
+        .iter()
+        .map(|c| edge(c, &hub, EdgeKind::Calls, c.start_line, Confidence::Resolved))
+        .collect();
+    let mut hub_nodes = vec![hub.clone()];
+    hub_nodes.extend(callers.iter().cloned());
+    store
+        .replace_owners(&hub_graph, &[], &[owner("hub", hub_nodes, calls)])
+        .await
+        .unwrap();
+    let (hubs, _) = query::expand(
+        store,
+        &hub_graph,
+        std::slice::from_ref(&hub.id),
+        &ExpandOptions {
+            kinds: vec![EdgeKind::Calls],
+            directions: Directions::Incoming,
+            depth: 1,
+            limit_per_direction: 10,
+        },
+    )
+    .await
+    .unwrap();
+    let kept: Vec<&Node> = hubs[0].neighbors.iter().map(|n| &n.node).collect();
+    assert_eq!(kept.len(), 10);
+    for node in &kept {
+        let stored = callers.iter().find(|c| c.id == node.id).unwrap();
+        assert_eq!(*node, stored, "a kept neighbour is the whole node");
+        assert!(
+            !node.test,
+            "production callers rank before tests: {}",
+            node.name
+        );
+    }
+    assert_eq!(hubs[0].omitted.iter().map(|o| o.count).sum::<usize>(), 120);
     // The one shown is Serve (symbols before externals): Println is left out at depth 1
     // and Serve's own callee at depth 2.
     assert_eq!(
