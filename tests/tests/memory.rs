@@ -104,6 +104,7 @@ async fn remember_recall_forget_within_a_namespace() {
         limit: 10,
         kinds: vec![],
         production_only: false,
+        corpus_version: String::new(),
     };
     let found = lexical
         .rank(&context_a, rank("billing engine"))

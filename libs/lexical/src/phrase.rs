@@ -88,7 +88,7 @@ impl Phrases {
                 let index = *index as usize;
                 let start = self.starts[index] as usize;
                 let (_, end) = self.message_at(start);
-                if phrase[at..].as_bytes().starts_with(&self.text[start..end]) {
+                if phrase.as_bytes()[at..].starts_with(&self.text[start..end]) {
                     found.push(index);
                 }
             }
