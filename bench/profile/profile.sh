@@ -22,6 +22,10 @@ for _ in $(seq 1 600); do
 done
 sleep 5
 perf record -F 199 --call-graph dwarf,16384 -p "$bench" -o "$out/perf.data" -- sleep 20 >/dev/null 2>&1
+# The whole stack's peak resident memory so far (all seven services, the gateway's MCP
+# sessions and the load clients live in this one process).
+peak="$(awk '/VmHWM/ {printf "%.0f MiB", $2 / 1024}' "/proc/$bench/status" 2>/dev/null || true)"
 wait "$bench"
 perf script -i "$out/perf.data" -F comm,tid,ip,sym,dso 2>/dev/null >"$out/stacks.txt"
+echo "peak resident memory of the stack under load: ${peak:-unknown}"
 python3 "$here/attribute.py" "$out/stacks.txt"
