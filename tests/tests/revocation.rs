@@ -7,7 +7,7 @@
 
 use codectx::bench::client::McpClient;
 use codectx_proto::authz::v1 as pb;
-use codectx_tests::{create_tenant_on_public, start_indexed};
+use codectx_tests::{IndexedStack, Tenant, create_tenant_on_public, start_indexed};
 use serde_json::{Map, Value, json};
 
 fn object(value: Value) -> Map<String, Value> {
@@ -22,6 +22,24 @@ fn authz_calls(metrics: &codectx_telemetry::InProcessMetrics, method: &str) -> u
         .filter(|m| m.service == "codectx.authz.v1.AuthzService" && m.method == method)
         .map(|m| m.count)
         .sum()
+}
+
+/// A new tenant reading the indexed `shop` graph, and an MCP session of its key.
+async fn agent_of(f: &IndexedStack, url: &str, organisation: &str) -> (Tenant, McpClient) {
+    let tenant = create_tenant_on_public(&f.stack, organisation, "shop", f.context.repository_id())
+        .await
+        .unwrap();
+    let agent = McpClient::connect(url, &tenant.api_key).await.unwrap();
+    (tenant, agent)
+}
+
+/// Whether the call was answered (not refused).
+async fn answered(agent: &McpClient, card: &Map<String, Value>) -> bool {
+    !agent
+        .call("get_symbol_context", card)
+        .await
+        .unwrap()
+        .is_error
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -80,24 +98,9 @@ async fn revocation_refuses_the_next_call_of_a_session_served_from_a_reused_cont
     );
 
     // An entry deleted between two calls.
-    let b = create_tenant_on_public(&f.stack, "tenant-b", "shop", f.context.repository_id())
-        .await
-        .unwrap();
-    let agent = McpClient::connect(&url, &b.api_key).await.unwrap();
-    assert!(
-        !agent
-            .call("get_symbol_context", &card)
-            .await
-            .unwrap()
-            .is_error
-    );
-    assert!(
-        !agent
-            .call("get_symbol_context", &card)
-            .await
-            .unwrap()
-            .is_error
-    );
+    let (b, agent) = agent_of(&f, &url, "tenant-b").await;
+    assert!(answered(&agent, &card).await);
+    assert!(answered(&agent, &card).await);
     authz
         .delete_repository(
             admin,
@@ -115,17 +118,8 @@ async fn revocation_refuses_the_next_call_of_a_session_served_from_a_reused_cont
     );
 
     // A key revoked between two calls: the next request is refused before any tool runs.
-    let c = create_tenant_on_public(&f.stack, "tenant-c", "shop", f.context.repository_id())
-        .await
-        .unwrap();
-    let agent = McpClient::connect(&url, &c.api_key).await.unwrap();
-    assert!(
-        !agent
-            .call("get_symbol_context", &card)
-            .await
-            .unwrap()
-            .is_error
-    );
+    let (c, agent) = agent_of(&f, &url, "tenant-c").await;
+    assert!(answered(&agent, &card).await);
     let keys = authz
         .list_api_keys(
             admin,
