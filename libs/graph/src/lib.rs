@@ -77,7 +77,7 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
         &self,
         graph_id: &str,
         removed: &[String],
-        owners: &[OwnerGraph],
+        owners: Vec<OwnerGraph>,
     ) -> Result<(), Error>;
 
     /// Nodes whose plain name is `name`, at most `limit`.

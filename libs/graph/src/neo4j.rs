@@ -440,7 +440,7 @@ impl GraphStore for Neo4jGraphStore {
         &self,
         graph_id: &str,
         removed: &[String],
-        owners: &[OwnerGraph],
+        owners: Vec<OwnerGraph>,
     ) -> Result<(), Error> {
         let touched: Vec<String> = removed
             .iter()

@@ -198,21 +198,26 @@ fn storage(error: rusqlite::Error) -> Error {
 }
 
 fn node_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
-    let kind: String = r.get(1)?;
+    node_row_at(r, 0)
+}
+
+/// A node from [`NODE_COLUMNS`] starting at column `at`.
+fn node_row_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Node> {
+    let kind: String = r.get(at + 1)?;
     Ok(Node {
-        id: r.get(0)?,
+        id: r.get(at)?,
         kind: NodeKind::parse(&kind).unwrap_or(NodeKind::External),
-        name: r.get(2)?,
-        qualified_name: r.get(3)?,
-        language: r.get(4)?,
-        path: r.get(5)?,
-        start_line: r.get(6)?,
-        end_line: r.get(7)?,
-        signature: r.get(8)?,
-        summary: r.get(9)?,
-        fingerprint: r.get(10)?,
-        test: r.get::<_, i64>(11)? != 0,
-        doc: r.get(12)?,
+        name: r.get(at + 2)?,
+        qualified_name: r.get(at + 3)?,
+        language: r.get(at + 4)?,
+        path: r.get(at + 5)?,
+        start_line: r.get(at + 6)?,
+        end_line: r.get(at + 7)?,
+        signature: r.get(at + 8)?,
+        summary: r.get(at + 9)?,
+        fingerprint: r.get(at + 10)?,
+        test: r.get::<_, i64>(at + 11)? != 0,
+        doc: r.get(at + 12)?,
     })
 }
 
@@ -515,24 +520,22 @@ impl GraphStore for SqliteGraphStore {
         &self,
         graph_id: &str,
         removed: &[String],
-        owners: &[OwnerGraph],
+        owners: Vec<OwnerGraph>,
     ) -> Result<(), Error> {
         let graph_id = graph_id.to_owned();
         let removed = removed.to_vec();
-        let owners = owners.to_vec();
         self.run(move |c| {
             let tx = c.transaction().map_err(storage)?;
             let gid = Self::ensure_gid(&tx, &graph_id)?;
-            let generation: i64 = tx
-                .query_row("SELECT COALESCE(MAX(generation), 0) + 1 FROM nodes WHERE gid = ?1", params![gid], |r| r.get(0))
-                .map_err(storage)?;
             {
                 let mut find_owner = tx.prepare_cached("SELECT oid FROM owners WHERE gid = ?1 AND owner = ?2").map_err(storage)?;
                 let mut delete_edges = tx.prepare_cached("DELETE FROM edges WHERE oid = ?1").map_err(storage)?;
                 let mut delete_nodes = tx.prepare_cached("DELETE FROM nodes WHERE oid = ?1").map_err(storage)?;
                 let mut delete_owner = tx.prepare_cached("DELETE FROM owners WHERE oid = ?1").map_err(storage)?;
-                let mut stale_nodes =
-                    tx.prepare_cached("DELETE FROM nodes WHERE oid = ?1 AND generation <> ?2").map_err(storage)?;
+                let mut held_nodes = tx
+                    .prepare_cached(&format!("SELECT n.nid, {NODE_COLUMNS} FROM nodes n WHERE n.oid = ?1"))
+                    .map_err(storage)?;
+                let mut delete_node = tx.prepare_cached("DELETE FROM nodes WHERE nid = ?1").map_err(storage)?;
                 let mut put_owner = tx
                     .prepare_cached(
                         "INSERT INTO owners (gid, owner, hash) VALUES (?1, ?2, ?3)
@@ -563,20 +566,42 @@ impl GraphStore for SqliteGraphStore {
                         delete_owner.execute(params![oid]).map_err(storage)?;
                     }
                 }
-                // Replaced owners: edges go, nodes are upserted (same ids keep their rows and
-                // so the edges other owners point at them with), stale nodes go.
+                // Replaced owners: edges go; nodes that changed are upserted (same ids keep
+                // their rows and so the edges other owners point at them with), nodes the
+                // owner still holds unchanged are not written (re-indexing one file rewrites
+                // the repository owner's thousands of external nodes only when they change),
+                // and nodes no owner of this batch writes any more go.
+                let written: std::collections::HashSet<&str> =
+                    owners.iter().flat_map(|o| o.nodes.iter().map(|n| n.id.as_str())).collect();
                 let mut nids: HashMap<&str, i64> = HashMap::new();
                 let mut oids = Vec::with_capacity(owners.len());
                 for owner in &owners {
                     let oid: i64 = put_owner.query_row(params![gid, owner.owner, owner.hash], |r| r.get(0)).map_err(storage)?;
                     delete_edges.execute(params![oid]).map_err(storage)?;
+                    let mut held: HashMap<String, (i64, Node)> = HashMap::new();
+                    let rows = held_nodes
+                        .query_map(params![oid], |r| {
+                            let nid: i64 = r.get(0)?;
+                            Ok((nid, node_row_at(r, 1)?))
+                        })
+                        .map_err(storage)?;
+                    for row in rows {
+                        let (nid, node) = row.map_err(storage)?;
+                        held.insert(node.id.clone(), (nid, node));
+                    }
                     for n in &owner.nodes {
+                        if let Some((nid, node)) = held.remove(&n.id)
+                            && node == *n
+                        {
+                            nids.insert(n.id.as_str(), nid);
+                            continue;
+                        }
                         let nid: i64 = upsert_node
                             .query_row(
                                 params![
                                     gid,
                                     oid,
-                                    generation,
+                                    1,
                                     n.id,
                                     n.kind.as_str(),
                                     n.name,
@@ -596,7 +621,11 @@ impl GraphStore for SqliteGraphStore {
                             .map_err(storage)?;
                         nids.insert(n.id.as_str(), nid);
                     }
-                    stale_nodes.execute(params![oid, generation]).map_err(storage)?;
+                    for (id, (nid, _)) in held {
+                        if !written.contains(id.as_str()) {
+                            delete_node.execute(params![nid]).map_err(storage)?;
+                        }
+                    }
                     oids.push(oid);
                 }
                 let mut resolve = |id: &str, nids: &HashMap<&str, i64>| -> Result<Option<i64>, Error> {

@@ -259,7 +259,7 @@ fn fixture(graph: &str) -> Fixture {
 
 async fn load(store: &dyn GraphStore, fixture: &Fixture) {
     store
-        .replace_owners(&fixture.graph, &[], &fixture.owners)
+        .replace_owners(&fixture.graph, &[], fixture.owners.clone())
         .await
         .unwrap();
     store
@@ -627,7 +627,7 @@ async fn contract(store: &dyn GraphStore) {
     let mut hub_nodes = vec![hub.clone()];
     hub_nodes.extend(callers.iter().cloned());
     store
-        .replace_owners(&hub_graph, &[], &[owner("hub", hub_nodes, calls)])
+        .replace_owners(&hub_graph, &[], vec![owner("hub", hub_nodes, calls)])
         .await
         .unwrap();
     let (hubs, _) = query::expand(
@@ -724,7 +724,7 @@ async fn contract(store: &dyn GraphStore) {
     }
     b_owner.hash = owner_hash(&b_owner.nodes, &b_owner.edges);
     store
-        .replace_owners(&a.graph, &[], std::slice::from_ref(b_owner))
+        .replace_owners(&a.graph, &[], vec![b_owner.clone()])
         .await
         .unwrap();
     assert!(
@@ -781,9 +781,46 @@ async fn contract(store: &dyn GraphStore) {
         b_owner.hash
     );
 
+    // Written again with one node's content changed and the rest as stored: the changed
+    // node is read back as written, the unchanged ones and their edges stay.
+    let mut edited = b_owner.clone();
+    for n in &mut edited.nodes {
+        if n.id == renamed.id {
+            n.signature = "func assist() (int, error)".into();
+            n.end_line += 2;
+        }
+    }
+    edited.hash = owner_hash(&edited.nodes, &edited.edges);
+    store
+        .replace_owners(&a.graph, &[], vec![edited.clone()])
+        .await
+        .unwrap();
+    let read = store
+        .nodes(&a.graph, std::slice::from_ref(&renamed.id))
+        .await
+        .unwrap();
+    assert_eq!(read[0].signature, "func assist() (int, error)");
+    assert_eq!(read[0].end_line, renamed.end_line + 2);
+    let mut held = store.nodes_in_path(&a.graph, "b.go").await.unwrap();
+    let mut expected = edited.nodes.clone();
+    held.sort_by(|x, y| x.id.cmp(&y.id));
+    expected.sort_by(|x, y| x.id.cmp(&y.id));
+    assert_eq!(held, expected);
+    let callers = store
+        .edges(
+            &a.graph,
+            &a.serve.id,
+            &[EdgeKind::Calls],
+            Direction::Incoming,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(callers.total, 2);
+
     // Removing an owner removes its nodes and the edges it produced.
     store
-        .replace_owners(&a.graph, &["b_test.go".to_owned()], &[])
+        .replace_owners(&a.graph, &["b_test.go".to_owned()], Vec::new())
         .await
         .unwrap();
     assert!(
@@ -919,7 +956,7 @@ async fn neo4j_writes_a_graph_larger_than_one_transaction() {
             }
         })
         .collect();
-    store.replace_owners(&graph, &[], &owners).await.unwrap();
+    store.replace_owners(&graph, &[], owners).await.unwrap();
     assert_eq!(store.owner_hashes(&graph).await.unwrap().len(), files);
     for f in [0usize, 29, 59] {
         assert_eq!(

@@ -115,11 +115,12 @@ impl Cache {
         Ok(out)
     }
 
-    /// Replaces the cache of a graph's changed files and drops removed ones.
+    /// Replaces the cache of a graph's changed files (path, size, modification time,
+    /// facts) and drops removed ones.
     pub fn store(
         &mut self,
         graph_id: &str,
-        changed: &[(&CachedFile, &str)],
+        changed: &[(&str, u64, i64, &FileFacts)],
         removed: &[String],
     ) -> Result<(), Error> {
         let tx = self.connection.transaction().map_err(storage)?;
@@ -127,13 +128,13 @@ impl Cache {
             let mut put = tx
                 .prepare_cached("INSERT OR REPLACE INTO facts (graph_id, path, size, modified_ns, blob) VALUES (?1, ?2, ?3, ?4, ?5)")
                 .map_err(storage)?;
-            for (file, path) in changed {
+            for (path, size, modified_ns, facts) in changed {
                 put.execute(params![
                     graph_id,
                     path,
-                    file.size as i64,
-                    file.modified_ns,
-                    file.facts.encode_to_vec()
+                    *size as i64,
+                    modified_ns,
+                    facts.encode_to_vec()
                 ])
                 .map_err(storage)?;
             }

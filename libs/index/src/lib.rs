@@ -14,6 +14,7 @@ pub mod markdown;
 pub mod policy;
 pub mod redact;
 pub mod resolve;
+pub mod warm;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -31,6 +32,7 @@ use crate::facts::FileFacts;
 use crate::lang::Language;
 use crate::layout::Layout;
 use crate::policy::Policy;
+pub use crate::warm::Warm;
 
 const GENERATED: &str = "generated";
 
@@ -103,6 +105,8 @@ pub struct IndexReport {
     pub refreshed: usize,
     /// The policy in effect and what it did.
     pub policy: PolicyReport,
+    /// The cached facts came from this process's memory ([`Warm`]), not the disk cache.
+    pub facts_from_memory: bool,
     pub seconds: f64,
 }
 
@@ -561,15 +565,19 @@ fn last_segment(text: &str) -> &str {
 /// its own file: ids do not depend on line numbers.
 fn affected_files(
     all: &[FileFacts],
-    parsed: &[FileFacts],
+    parsed: &std::collections::HashSet<String>,
     previous: &HashMap<String, FileFacts>,
 ) -> std::collections::HashSet<String> {
     use std::collections::HashSet;
-    let mut affected: HashSet<String> = parsed.iter().map(|f| f.path.clone()).collect();
+    let mut affected: HashSet<String> = parsed.clone();
     let mut names: HashSet<String> = HashSet::new();
-    let now: HashMap<&str, &FileFacts> = parsed.iter().map(|f| (f.path.as_str(), f)).collect();
+    let now: HashMap<&str, &FileFacts> = all
+        .iter()
+        .filter(|f| parsed.contains(&f.path))
+        .map(|f| (f.path.as_str(), f))
+        .collect();
     let mut touched: Vec<&str> = previous.keys().map(String::as_str).collect();
-    touched.extend(parsed.iter().map(|f| f.path.as_str()));
+    touched.extend(parsed.iter().map(String::as_str));
     let touched_paths: Vec<String> = touched.iter().map(|p| (*p).to_owned()).collect();
     for path in touched {
         let before: HashMap<String, &facts::SymbolFact> = previous
@@ -668,6 +676,16 @@ pub fn snapshot(options: &IndexOptions) -> Result<Vec<codectx_graph::OwnerGraph>
 
 /// Indexes `options.root` into `store` as the graph of `options.name`.
 pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<IndexReport, Error> {
+    index_with(store, options, None).await
+}
+
+/// [`index`], keeping every file's facts in `warm` for this process's next run of the
+/// same graph (a watcher re-indexing after edits reads no cached facts back).
+pub async fn index_with(
+    store: &dyn GraphStore,
+    options: &IndexOptions,
+    warm: Option<&Warm>,
+) -> Result<IndexReport, Error> {
     let started = Instant::now();
     let root = options.root.canonicalize().map_err(|e| {
         Error::invalid_argument(
@@ -715,8 +733,37 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
     if cache.meta(&graph_id, "layout")?.as_deref() != Some(layout_hash.as_str()) {
         cache.clear(&graph_id)?;
     }
-    let mut cached = cache.load(&graph_id)?;
-    tracing::debug!(elapsed = ?started.elapsed(), cached = cached.len(), "walked and loaded the cache");
+    let held = warm.and_then(|w| w.take(&graph_id, &layout_hash));
+    let from_memory = held.is_some();
+    let mut cached = match held {
+        Some(files) => files,
+        None => cache.load(&graph_id)?,
+    };
+    tracing::debug!(elapsed = ?started.elapsed(), cached = cached.len(), from_memory, "walked and loaded the cache");
+    // What each file is on disk now, for the facts kept in memory after the run.
+    let keep = |all: Vec<FileFacts>| {
+        if let Some(warm) = warm {
+            let stats: HashMap<&str, (u64, i64)> = candidates
+                .iter()
+                .map(|c| (c.path.as_str(), (c.size, c.modified_ns)))
+                .collect();
+            let files = all
+                .into_iter()
+                .filter_map(|facts| {
+                    let (size, modified_ns) = *stats.get(facts.path.as_str())?;
+                    Some((
+                        facts.path.clone(),
+                        CachedFile {
+                            size,
+                            modified_ns,
+                            facts,
+                        },
+                    ))
+                })
+                .collect();
+            warm.put(&graph_id, &layout_hash, files);
+        }
+    };
 
     // Decide what to parse: unchanged size and mtime reuse facts without reading.
     let cache_was_empty = cached.is_empty();
@@ -788,6 +835,8 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
             count_skipped(&mut report, &reused);
             report.symbols = reused.iter().map(|f| f.symbols.len()).sum();
             report.policy = policy_report(&reused, effects);
+            report.facts_from_memory = from_memory;
+            keep(reused);
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
@@ -800,27 +849,24 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
     let parsed = parse_all(&to_parse, &layout, options, &report);
     tracing::debug!(elapsed = ?started.elapsed(), parsed = parsed.len(), "parsed");
 
-    let mut changed_cache = Vec::with_capacity(parsed.len());
-    for (facts, candidate) in parsed.iter().zip(to_parse.iter()) {
-        changed_cache.push((
-            CachedFile {
-                size: candidate.size,
-                modified_ns: candidate.modified_ns,
-                facts: facts.clone(),
-            },
-            candidate.path.as_str(),
-        ));
-    }
+    // What the disk cache gets for each parsed file: encoded from `all` once the graph
+    // is written (the facts are not copied).
+    let changed_files: Vec<(String, u64, i64)> = to_parse
+        .iter()
+        .map(|c| (c.path.clone(), c.size, c.modified_ns))
+        .collect();
+    let parsed_paths: std::collections::HashSet<String> =
+        parsed.iter().map(|f| f.path.clone()).collect();
     let mut all: Vec<FileFacts> = reused;
     let reused_count = all.len();
-    all.extend(parsed.iter().cloned());
+    all.extend(parsed);
     all.sort_by(|a, b| a.path.cmp(&b.path));
 
     // Rebuild only the owners a change can affect, when the store holds the others.
     let stored = store.owner_hashes(&graph_id).await?;
     let mut scope = resolve::BuildScope::default();
     if !cache_was_empty {
-        let affected = affected_files(&all, &parsed, &previous);
+        let affected = affected_files(&all, &parsed_paths, &previous);
         let complete = all
             .iter()
             .all(|f| affected.contains(&f.path) || stored.contains_key(&f.path))
@@ -845,7 +891,7 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
 
     let name = options.name.clone();
     let graph = graph_id.clone();
-    let (all, build) = tokio::task::spawn_blocking(move || {
+    let (all, mut build) = tokio::task::spawn_blocking(move || {
         let build = resolve::build(&graph, &name, &all, &scope);
         (all, build)
     })
@@ -863,20 +909,26 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
         .filter(|o| !current.contains(o.as_str()))
         .cloned()
         .collect();
-    let changed: Vec<_> = build
+    // Every owner's hash and edge count, before the changed owners move to the store.
+    let built: Vec<(String, String)> = build
         .owners
         .iter()
-        .filter(|o| stored.get(&o.owner) != Some(&o.hash))
-        .cloned()
+        .map(|o| (o.owner.clone(), o.hash.clone()))
         .collect();
+    let edges_built: usize = build.owners.iter().map(|o| o.edges.len()).sum();
+    let changed: Vec<_> = std::mem::take(&mut build.owners)
+        .into_iter()
+        .filter(|o| stored.get(&o.owner) != Some(&o.hash))
+        .collect();
+    let changed_count = changed.len();
     // One call: edges may point at nodes of any owner in the batch (backends batch
     // internally).
     if !changed.is_empty() || !removed_owners.is_empty() {
         store
-            .replace_owners(&graph_id, &removed_owners, &changed)
+            .replace_owners(&graph_id, &removed_owners, changed)
             .await?;
     }
-    tracing::debug!(elapsed = ?started.elapsed(), owners = changed.len(), "written");
+    tracing::debug!(elapsed = ?started.elapsed(), owners = changed_count, "written");
 
     // The version covers every owner: rebuilt ones by their new hash, others as stored.
     let mut hashes: BTreeMap<&str, &str> = stored
@@ -884,8 +936,8 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
         .filter(|(owner, _)| current.contains(owner.as_str()))
         .map(|(owner, hash)| (owner.as_str(), hash.as_str()))
         .collect();
-    for owner in &build.owners {
-        hashes.insert(owner.owner.as_str(), owner.hash.as_str());
+    for (owner, hash) in &built {
+        hashes.insert(owner.as_str(), hash.as_str());
     }
     // Annotations are read with the graph: a policy change is a content change.
     let mut version_text = format!("policy\u{1}{}\n", policy.fingerprint());
@@ -918,8 +970,13 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
         })
         .await?;
 
-    let changed_refs: Vec<(&CachedFile, &str)> =
-        changed_cache.iter().map(|(f, p)| (f, *p)).collect();
+    let changed_refs: Vec<(&str, u64, i64, &FileFacts)> = changed_files
+        .iter()
+        .filter_map(|(path, size, modified_ns)| {
+            let at = all.binary_search_by(|f| f.path.as_str().cmp(path)).ok()?;
+            Some((path.as_str(), *size, *modified_ns, &all[at]))
+        })
+        .collect();
     cache.store(&graph_id, &changed_refs, &removed_paths)?;
     cache.store_externals(&graph_id, &build.externals, &removed_paths)?;
     cache.set_meta(&graph_id, "layout", &layout_hash)?;
@@ -942,11 +999,13 @@ pub async fn index(store: &dyn GraphStore, options: &IndexOptions) -> Result<Ind
     report.reused = reused_count;
     report.removed = removed_paths.len();
     report.symbols = all.iter().map(|f| f.symbols.len()).sum();
-    report.edges = build.owners.iter().map(|o| o.edges.len()).sum();
-    report.owners_written = changed.len() + removed_owners.len();
+    report.edges = edges_built;
+    report.owners_written = changed_count + removed_owners.len();
     report.refreshed = refreshed;
     report.commit = commit;
     report.policy = policy_report(&all, effects);
+    report.facts_from_memory = from_memory;
+    keep(all);
     report.seconds = started.elapsed().as_secs_f64();
     for skipped in &report.skipped {
         tracing::warn!(path = %skipped.path, reason = %skipped.reason, "not parsed");

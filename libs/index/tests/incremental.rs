@@ -7,7 +7,7 @@ use std::fs;
 use codectx_graph::Confidence::Resolved;
 use codectx_graph::GraphStore;
 use codectx_graph::sqlite::SqliteGraphStore;
-use codectx_index::{IndexOptions, index};
+use codectx_index::{IndexOptions, index, index_with};
 
 fn options(root: &std::path::Path, data: &std::path::Path) -> IndexOptions {
     IndexOptions {
@@ -217,13 +217,30 @@ type Edit = Box<dyn Fn(&std::path::Path)>;
 /// must equal a fresh full index of the same tree, edit after edit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn incremental_graph_equals_a_full_reindex() {
+    incremental_equals_full(None).await;
+}
+
+/// The same with every file's facts kept in memory between runs (the watcher's way):
+/// the graph must not depend on whether the facts came from memory or the disk cache,
+/// also when another process re-indexed the checkout in between.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn incremental_graph_from_facts_in_memory_equals_a_full_reindex() {
+    incremental_equals_full(Some(&codectx_index::Warm::new())).await;
+}
+
+async fn incremental_equals_full(warm: Option<&codectx_index::Warm>) {
     let repo = tempfile::tempdir().unwrap();
     let root = repo.path();
     copy_dir(&common::fixture("python"), &root.join("py"));
     copy_dir(&common::fixture("go"), &root.join("go"));
     let data = tempfile::tempdir().unwrap();
     let store = SqliteGraphStore::open(&data.path().join("graph.db")).unwrap();
-    index(&store, &options(root, data.path())).await.unwrap();
+    let first = index_with(&store, &options(root, data.path()), warm)
+        .await
+        .unwrap();
+    if let Some(warm) = warm {
+        assert_eq!(warm.files(&first.graph_id), first.files);
+    }
 
     let edits: Vec<Edit> = vec![
         // A body-only edit that moves every line below it.
@@ -279,9 +296,23 @@ async fn incremental_graph_equals_a_full_reindex() {
         // Delete a file.
         Box::new(|r| fs::remove_file(r.join("py/shop/cart.py")).unwrap()),
     ];
+    assert!(!first.facts_from_memory);
     for (step, edit) in edits.iter().enumerate() {
         edit(root);
-        let report = index(&store, &options(root, data.path())).await.unwrap();
+        if warm.is_some() && step == 2 {
+            // Another process indexes the edit first: the facts in memory are now older
+            // than the disk cache and the graph.
+            index(&store, &options(root, data.path())).await.unwrap();
+        }
+        let report = index_with(&store, &options(root, data.path()), warm)
+            .await
+            .unwrap();
+        if warm.is_some() {
+            // Only the edited file is parsed (the last step deletes one).
+            let edited = usize::from(step + 1 < edits.len());
+            assert_eq!(report.parsed, edited, "step {step}");
+            assert!(report.facts_from_memory, "step {step}");
+        }
         let fresh_data = tempfile::tempdir().unwrap();
         let fresh = SqliteGraphStore::open(&fresh_data.path().join("graph.db")).unwrap();
         let full = index(&fresh, &options(root, fresh_data.path()))

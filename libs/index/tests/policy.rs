@@ -284,7 +284,13 @@ async fn a_graph_from_an_older_extractor_is_refreshed_on_the_next_run() {
         let mut entry = cache.load(&graph).unwrap().remove("a.py").unwrap();
         entry.facts.symbols.retain(|s| s.name != "two");
         entry.facts.extractor = extractor.to_owned();
-        cache.store(&graph, &[(&entry, "a.py")], &[]).unwrap();
+        cache
+            .store(
+                &graph,
+                &[("a.py", entry.size, entry.modified_ns, &entry.facts)],
+                &[],
+            )
+            .unwrap();
     };
     let current = codectx_index::lang::extractor_version("python");
     age(current);

@@ -171,6 +171,9 @@ pub fn start(
     let cache = data.join("index-cache.db");
     let watched = targets.clone();
     let task = tokio::spawn(async move {
+        // Every file's facts from the last run, so a re-index after an edit decodes no
+        // cached facts.
+        let warm = codectx_index::Warm::new();
         while let Some(first) = changed.recv().await {
             let began = Instant::now();
             let mut pending = BTreeSet::new();
@@ -199,7 +202,7 @@ pub fn start(
             }
             for at in pending {
                 let target = &watched[at];
-                let run = codectx_index::index(
+                let run = codectx_index::index_with(
                     &*store,
                     &IndexOptions {
                         root: target.root.clone(),
@@ -211,6 +214,7 @@ pub fn start(
                         // One parser thread: answers keep the other cores.
                         threads: 1,
                     },
+                    Some(&warm),
                 )
                 .await;
                 if let (Ok(report), Some(access)) = (&run, &access) {
