@@ -13,11 +13,49 @@ use super::{SymbolRef, is_type, separator};
 use crate::facts::{FileFacts, STAR_IMPORT, SymbolFact};
 use crate::lang::clean_type;
 
+/// Symbols by a key (a qualified or a plain name), every list in one allocation: the
+/// table is built on every run over every file, and most keys have one symbol, so a
+/// vector per key cost more to build and free than the lookups it served.
+pub(super) struct ByKey<'a> {
+    /// Key -> (start, end) in `refs`.
+    slots: HashMap<&'a str, (u32, u32)>,
+    refs: Vec<SymbolRef>,
+}
+
+impl<'a> ByKey<'a> {
+    /// From (key, symbol) pairs; each key's symbols keep the pairs' order.
+    fn build(pairs: &[(&'a str, SymbolRef)]) -> Self {
+        let mut slots: HashMap<&'a str, (u32, u32)> = HashMap::default();
+        slots.reserve(pairs.len());
+        for (key, _) in pairs {
+            slots.entry(key).or_insert((0, 0)).1 += 1;
+        }
+        let mut next = 0u32;
+        for slot in slots.values_mut() {
+            let count = slot.1;
+            *slot = (next, next);
+            next += count;
+        }
+        let mut refs = vec![SymbolRef { file: 0, index: 0 }; pairs.len()];
+        for (key, reference) in pairs {
+            let slot = slots.get_mut(key).expect("counted above");
+            refs[slot.1 as usize] = *reference;
+            slot.1 += 1;
+        }
+        Self { slots, refs }
+    }
+
+    pub(super) fn get(&self, key: &str) -> Option<&[SymbolRef]> {
+        let (start, end) = *self.slots.get(key)?;
+        Some(&self.refs[start as usize..end as usize])
+    }
+}
+
 pub(super) struct Index<'a> {
     pub(super) files: &'a [FileFacts],
     pub(super) ids: Vec<Vec<String>>,
-    pub(super) by_qualified: HashMap<&'a str, Vec<SymbolRef>>,
-    pub(super) by_name: HashMap<&'a str, Vec<SymbolRef>>,
+    pub(super) by_qualified: ByKey<'a>,
+    pub(super) by_name: ByKey<'a>,
     /// owner type qualified name → its methods.
     pub(super) methods: HashMap<String, Vec<SymbolRef>>,
     /// (file, scope) → bindings (variable, type text).
@@ -34,11 +72,14 @@ pub(super) struct Index<'a> {
 
 impl<'a> Index<'a> {
     pub(super) fn new(graph_id: &'a str, files: &'a [FileFacts]) -> Self {
+        let symbols: usize = files.iter().map(|f| f.symbols.len()).sum();
+        let mut qualified_pairs: Vec<(&'a str, SymbolRef)> = Vec::with_capacity(symbols);
+        let mut name_pairs: Vec<(&'a str, SymbolRef)> = Vec::with_capacity(symbols);
         let mut index = Index {
             files,
             ids: Vec::with_capacity(files.len()),
-            by_qualified: HashMap::default(),
-            by_name: HashMap::default(),
+            by_qualified: ByKey::build(&[]),
+            by_name: ByKey::build(&[]),
             methods: HashMap::default(),
             bindings: HashMap::default(),
             imports: Vec::with_capacity(files.len()),
@@ -61,16 +102,8 @@ impl<'a> Index<'a> {
                     file: file_index,
                     index: symbol_index,
                 };
-                index
-                    .by_qualified
-                    .entry(symbol.qualified_name.as_str())
-                    .or_default()
-                    .push(reference);
-                index
-                    .by_name
-                    .entry(symbol.name.as_str())
-                    .or_default()
-                    .push(reference);
+                qualified_pairs.push((symbol.qualified_name.as_str(), reference));
+                name_pairs.push((symbol.name.as_str(), reference));
             }
             index.ids.push(ids);
             for binding in &file.bindings {
@@ -102,6 +135,8 @@ impl<'a> Index<'a> {
                     .collect(),
             );
         }
+        index.by_qualified = ByKey::build(&qualified_pairs);
+        index.by_name = ByKey::build(&name_pairs);
         // Methods attach to their type; an impl in another module than its type (Rust) is
         // attached through type resolution from the impl's file.
         for (file_index, file) in files.iter().enumerate() {
