@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Indexing benchmark (make bench-index): cold index of the Python standard library on this
-# machine, a no-change re-index, and a one-file re-index; files/s and peak memory.
+# machine, a no-change re-index, and a one-file re-index; files/s and peak memory. Then the
+# watcher's path (examples/reindex.rs): one-file re-indexes in one process, with the facts
+# kept in memory between runs and with the disk cache read back.
 # Works on a copy of the library, so the installed one is never touched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
-cargo build --release -q -p codectx --bin codectx
+cargo build --release -q -p codectx --bin codectx -p codectx-index --example reindex
 codectx="$target/release/codectx"
 stdlib="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')"
 work="$(mktemp -d)"
@@ -27,3 +29,8 @@ run "cold"
 run "no change"
 printf '\ndef _codectx_bench_added():\n    return json_added()\n' >>"$work/src/json/encoder.py"
 run "one file changed"
+
+echo
+echo "In one process, as the watcher of \`codectx up\` re-indexes (one parser thread, 7 edits of \`json/decoder.py\` each):"
+echo
+"$target/release/examples/reindex" "$work/src" python-stdlib "$work/data" json/decoder.py 7 2>/dev/null | sed 's/^/- /'

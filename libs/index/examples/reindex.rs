@@ -13,6 +13,10 @@ use std::time::Instant;
 use codectx_graph::sqlite::SqliteGraphStore;
 use codectx_index::{IndexOptions, Warm, index_with};
 
+/// The allocator of the `codectx` binary, whose watcher this times.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn resident_mib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status

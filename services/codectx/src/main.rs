@@ -7,6 +7,10 @@ use codectx::admin::{self, AdminArgs};
 use codectx::indexing::{self, IndexArgs};
 use codectx::stack::{ServiceKind, Stack, StackOptions};
 
+/// mimalloc instead of glibc malloc (docs/BENCHMARKS.md, "Indexing, second pass").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// codectx: small, precise, authorized code context for AI coding agents.
 #[derive(Debug, Parser)]
 #[command(name = "codectx", version, propagate_version = true)]
