@@ -201,6 +201,33 @@ fn node_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
     node_row_at(r, 0)
 }
 
+/// Whether the row's [`NODE_COLUMNS`], starting at column `at`, hold `node` exactly.
+fn row_is(r: &rusqlite::Row<'_>, at: usize, node: &Node) -> rusqlite::Result<bool> {
+    let text = |i: usize| -> rusqlite::Result<&str> {
+        r.get_ref(at + i)?.as_str().map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(
+                at + i,
+                rusqlite::types::Type::Text,
+                Box::new(e),
+            )
+        })
+    };
+    let number = |i: usize| -> rusqlite::Result<i64> { r.get(at + i) };
+    Ok(text(0)? == node.id
+        && text(1)? == node.kind.as_str()
+        && text(2)? == node.name
+        && text(3)? == node.qualified_name
+        && text(4)? == node.language
+        && text(5)? == node.path
+        && number(6)? == i64::from(node.start_line)
+        && number(7)? == i64::from(node.end_line)
+        && text(8)? == node.signature
+        && text(9)? == node.summary
+        && text(10)? == node.fingerprint
+        && (number(11)? != 0) == node.test
+        && text(12)? == node.doc)
+}
+
 /// A node from [`NODE_COLUMNS`] starting at column `at`.
 fn node_row_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Node> {
     let kind: String = r.get(at + 1)?;
@@ -578,21 +605,29 @@ impl GraphStore for SqliteGraphStore {
                 for owner in &owners {
                     let oid: i64 = put_owner.query_row(params![gid, owner.owner, owner.hash], |r| r.get(0)).map_err(storage)?;
                     delete_edges.execute(params![oid]).map_err(storage)?;
-                    let mut held: HashMap<String, (i64, Node)> = HashMap::new();
-                    let rows = held_nodes
-                        .query_map(params![oid], |r| {
-                            let nid: i64 = r.get(0)?;
-                            Ok((nid, node_row_at(r, 1)?))
-                        })
-                        .map_err(storage)?;
-                    for row in rows {
-                        let (nid, node) = row.map_err(storage)?;
-                        held.insert(node.id.clone(), (nid, node));
+                    // The owner's stored rows, compared column by column with what is
+                    // written now (no row is copied out).
+                    let incoming: HashMap<&str, &Node> = owner.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+                    let mut unchanged: HashMap<&str, i64> = HashMap::new();
+                    let mut stale: Vec<i64> = Vec::new();
+                    {
+                        let mut rows = held_nodes.query(params![oid]).map_err(storage)?;
+                        while let Some(row) = rows.next().map_err(storage)? {
+                            let nid: i64 = row.get(0).map_err(storage)?;
+                            let id = row.get_ref(1).map_err(storage)?.as_str().map_err(|e| storage(e.into()))?;
+                            match incoming.get_key_value(id) {
+                                Some((&id, node)) => {
+                                    if row_is(row, 1, node).map_err(storage)? {
+                                        unchanged.insert(id, nid);
+                                    }
+                                }
+                                None if !written.contains(id) => stale.push(nid),
+                                None => {}
+                            }
+                        }
                     }
                     for n in &owner.nodes {
-                        if let Some((nid, node)) = held.remove(&n.id)
-                            && node == *n
-                        {
+                        if let Some(&nid) = unchanged.get(n.id.as_str()) {
                             nids.insert(n.id.as_str(), nid);
                             continue;
                         }
@@ -621,10 +656,8 @@ impl GraphStore for SqliteGraphStore {
                             .map_err(storage)?;
                         nids.insert(n.id.as_str(), nid);
                     }
-                    for (id, (nid, _)) in held {
-                        if !written.contains(id.as_str()) {
-                            delete_node.execute(params![nid]).map_err(storage)?;
-                        }
+                    for nid in stale {
+                        delete_node.execute(params![nid]).map_err(storage)?;
                     }
                     oids.push(oid);
                 }
