@@ -616,11 +616,10 @@ impl GraphStore for SqliteGraphStore {
                             let nid: i64 = row.get(0).map_err(storage)?;
                             let id = row.get_ref(1).map_err(storage)?.as_str().map_err(|e| storage(e.into()))?;
                             match incoming.get_key_value(id) {
-                                Some((&id, node)) => {
-                                    if row_is(row, 1, node).map_err(storage)? {
-                                        unchanged.insert(id, nid);
-                                    }
+                                Some((&id, node)) if row_is(row, 1, node).map_err(storage)? => {
+                                    unchanged.insert(id, nid);
                                 }
+                                Some(_) => {}
                                 None if !written.contains(id) => stale.push(nid),
                                 None => {}
                             }
