@@ -612,7 +612,25 @@ fn affected_files(
     if names.is_empty() {
         return affected;
     }
-    let hit = |text: &str| names.contains(last_segment(text));
+    // Every call, reference, binding and symbol of every file is looked up: a few names
+    // are compared directly (hashing each text cost more than the comparisons).
+    let few: Vec<&str> = names.iter().map(String::as_str).collect();
+    let many: rustc_hash::FxHashSet<&str> = few.iter().copied().collect();
+    let named = |text: &str| {
+        if few.len() <= 8 {
+            few.contains(&text)
+        } else {
+            many.contains(text)
+        }
+    };
+    let hit = |text: &str| named(last_segment(text));
+    // A test's convention names are its name's parts with the first letter in either
+    // case, so an ASCII name can only be one of them when the test's name holds the rest
+    // of it (other names are always checked: case mapping may change their length).
+    let may_be_convention = |test: &str| {
+        few.iter()
+            .any(|n| !n.is_ascii() || n.is_empty() || test.contains(&n[1..]))
+    };
     for file in all {
         if affected.contains(&file.path) {
             continue;
@@ -624,11 +642,10 @@ fn affected_files(
                     || hit(b.type_name.trim_start_matches("call:"))
             })
             || file.symbols.iter().any(|s| {
-                names.contains(&s.name)
+                named(&s.name)
                     || (s.test
-                        && resolve::convention_names(&s.name)
-                            .iter()
-                            .any(|n| names.contains(n)))
+                        && may_be_convention(&s.name)
+                        && resolve::convention_names(&s.name).iter().any(|n| named(n)))
                     || s.bases.iter().any(|b| hit(&lang::clean_type(b)))
                     || s.embedded.iter().any(|e| hit(e))
             })
