@@ -278,6 +278,20 @@ async fn load(store: &dyn GraphStore, fixture: &Fixture) {
         .unwrap();
 }
 
+/// The CALLS edges of `root` in one direction, at most `limit`.
+async fn calls_of(
+    store: &dyn GraphStore,
+    graph: &str,
+    root: &str,
+    direction: Direction,
+    limit: usize,
+) -> codectx_graph::EdgePage {
+    store
+        .edges(graph, root, &[EdgeKind::Calls], direction, limit)
+        .await
+        .unwrap()
+}
+
 fn names(nodes: &[Node]) -> Vec<String> {
     nodes.iter().map(|n| n.qualified_name.clone()).collect()
 }
@@ -453,16 +467,7 @@ async fn contract(store: &dyn GraphStore) {
     assert_eq!(in_b.matches[0].id, b.serve.id);
 
     // Edges: both directions, limit and total, deterministic order.
-    let callers = store
-        .edges(
-            &a.graph,
-            &a.serve.id,
-            &[EdgeKind::Calls],
-            Direction::Incoming,
-            10,
-        )
-        .await
-        .unwrap();
+    let callers = calls_of(store, &a.graph, &a.serve.id, Direction::Incoming, 10).await;
     assert_eq!(callers.total, 2);
     assert_eq!(
         names(
@@ -475,27 +480,9 @@ async fn contract(store: &dyn GraphStore) {
         vec!["p.Caller", "p.TestServe"]
     );
     assert_eq!(callers.hits[0].line, 5);
-    let limited = store
-        .edges(
-            &a.graph,
-            &a.serve.id,
-            &[EdgeKind::Calls],
-            Direction::Incoming,
-            1,
-        )
-        .await
-        .unwrap();
+    let limited = calls_of(store, &a.graph, &a.serve.id, Direction::Incoming, 1).await;
     assert_eq!((limited.hits.len(), limited.total), (1, 2));
-    let callees = store
-        .edges(
-            &a.graph,
-            &a.caller.id,
-            &[EdgeKind::Calls],
-            Direction::Outgoing,
-            10,
-        )
-        .await
-        .unwrap();
+    let callees = calls_of(store, &a.graph, &a.caller.id, Direction::Outgoing, 10).await;
     assert_eq!(callees.total, 2);
     let unresolved = callees
         .hits
@@ -742,30 +729,12 @@ async fn contract(store: &dyn GraphStore) {
             .len(),
         1
     );
-    let callers = store
-        .edges(
-            &a.graph,
-            &a.serve.id,
-            &[EdgeKind::Calls],
-            Direction::Incoming,
-            10,
-        )
-        .await
-        .unwrap();
+    let callers = calls_of(store, &a.graph, &a.serve.id, Direction::Incoming, 10).await;
     assert_eq!(
         callers.total, 2,
         "callers in other files survive re-indexing b.go"
     );
-    let callees = store
-        .edges(
-            &a.graph,
-            &a.serve.id,
-            &[EdgeKind::Calls],
-            Direction::Outgoing,
-            10,
-        )
-        .await
-        .unwrap();
+    let callees = calls_of(store, &a.graph, &a.serve.id, Direction::Outgoing, 10).await;
     assert_eq!(
         names(
             &callees
@@ -806,16 +775,7 @@ async fn contract(store: &dyn GraphStore) {
     held.sort_by(|x, y| x.id.cmp(&y.id));
     expected.sort_by(|x, y| x.id.cmp(&y.id));
     assert_eq!(held, expected);
-    let callers = store
-        .edges(
-            &a.graph,
-            &a.serve.id,
-            &[EdgeKind::Calls],
-            Direction::Incoming,
-            10,
-        )
-        .await
-        .unwrap();
+    let callers = calls_of(store, &a.graph, &a.serve.id, Direction::Incoming, 10).await;
     assert_eq!(callers.total, 2);
 
     // Removing an owner removes its nodes and the edges it produced.
@@ -830,16 +790,7 @@ async fn contract(store: &dyn GraphStore) {
             .unwrap()
             .is_empty()
     );
-    let callers = store
-        .edges(
-            &a.graph,
-            &a.serve.id,
-            &[EdgeKind::Calls],
-            Direction::Incoming,
-            10,
-        )
-        .await
-        .unwrap();
+    let callers = calls_of(store, &a.graph, &a.serve.id, Direction::Incoming, 10).await;
     assert_eq!(callers.total, 1);
     assert!(
         !store
@@ -849,16 +800,7 @@ async fn contract(store: &dyn GraphStore) {
             .contains_key("b_test.go")
     );
     // B is untouched by all of this.
-    let b_callers = store
-        .edges(
-            &b.graph,
-            &b.serve.id,
-            &[EdgeKind::Calls],
-            Direction::Incoming,
-            10,
-        )
-        .await
-        .unwrap();
+    let b_callers = calls_of(store, &b.graph, &b.serve.id, Direction::Incoming, 10).await;
     assert_eq!(b_callers.total, 2);
 
     // Deleting a graph removes everything of it and nothing of others.
