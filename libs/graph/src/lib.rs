@@ -1,12 +1,15 @@
 //! The code graph store: one trait for the indexer's writes and graph-hydrator's reads,
-//! with two backends under one contract test suite: embedded SQLite (the default, one
-//! file in the data directory) and Neo4j 5.26 (fixed Cypher templates, every value a
-//! parameter, every root bound to `graph_id`).
+//! with three backends under one contract test suite: embedded SQLite (the default, one
+//! file in the data directory), Neo4j 5.26 (fixed Cypher templates, every value a
+//! parameter, every root bound to `graph_id`) and HugeGraph 1.5 (fixed Gremlin templates
+//! over its REST API, every value a binding).
 //!
 //! Writes are grouped by *owner*: a file path (its nodes and the edges its code produces)
 //! or `""` for repository-level nodes. Re-indexing replaces whole owners, which is what
 //! makes incremental indexing cheap and exact.
 
+pub mod hugegraph;
+mod hugegraph_memory;
 pub mod memory;
 pub mod model;
 pub mod neo4j;
@@ -57,7 +60,7 @@ pub struct LanguageCount {
 /// The storage contract. Every read is rooted at a `graph_id`.
 #[async_trait]
 pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
-    /// `sqlite` or `neo4j`, for logs.
+    /// `sqlite`, `neo4j` or `hugegraph`, for logs.
     fn backend(&self) -> &'static str;
 
     async fn put_repository(&self, repository: &RepositoryInfo) -> Result<(), Error>;

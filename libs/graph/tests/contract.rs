@@ -1,10 +1,12 @@
 //! One contract, every backend: the same fixtures and assertions run against the embedded
-//! SQLite store and a real Neo4j 5.26 (started by `deploy/local/with-services.sh`, which
-//! `make test` and `.ci/run` use). Without `CODECTX_TEST_NEO4J_URI` the Neo4j half fails
-//! and says how to run it; it is never skipped silently.
+//! SQLite store, a real Neo4j 5.26 and a real HugeGraph 1.5 with authentication on (both
+//! started by `deploy/local/with-services.sh`, which `make test` and `.ci/run` use).
+//! Without `CODECTX_TEST_NEO4J_URI` or `CODECTX_TEST_HUGEGRAPH_URI` that backend's half
+//! fails and says how to run it; it is never skipped silently.
 
 use std::collections::BTreeMap;
 
+use codectx_graph::hugegraph::HugeGraphStore;
 use codectx_graph::neo4j::Neo4jGraphStore;
 use codectx_graph::query::{self, Directions, ExpandOptions};
 use codectx_graph::sqlite::SqliteGraphStore;
@@ -846,9 +848,41 @@ async fn neo4j_meets_the_contract() {
     contract(&store).await;
 }
 
-/// A write larger than one Neo4j transaction holds (the first index of a large
-/// repository) is split into several; edges that cross the split still connect, because
-/// every node is written before any edge.
+/// The HugeGraph server `deploy/local/hugegraph.sh` started, as its admin (authentication
+/// is on: a wrong password is refused).
+async fn hugegraph() -> HugeGraphStore {
+    let uri = std::env::var("CODECTX_TEST_HUGEGRAPH_URI").unwrap_or_else(|_| {
+        panic!(
+            "CODECTX_TEST_HUGEGRAPH_URI is not set: the HugeGraph contract suite needs a running HugeGraph 1.5. \
+             Run the tests with `make test` (deploy/local/with-services.sh starts one from Maven Central)."
+        )
+    });
+    let password = std::env::var("CODECTX_TEST_HUGEGRAPH_PASSWORD")
+        .expect("CODECTX_TEST_HUGEGRAPH_PASSWORD is set with CODECTX_TEST_HUGEGRAPH_URI");
+    HugeGraphStore::connect(&uri, "admin", &password)
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to HugeGraph at {uri}: {e}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hugegraph_meets_the_contract() {
+    contract(&hugegraph().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hugegraph_refuses_a_wrong_password() {
+    let uri = std::env::var("CODECTX_TEST_HUGEGRAPH_URI")
+        .expect("CODECTX_TEST_HUGEGRAPH_URI is not set: run the tests with `make test`");
+    let error = HugeGraphStore::connect(&uri, "admin", "not-the-password")
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("401"), "{error}");
+}
+
+/// A write larger than one transaction holds (the first index of a large repository:
+/// Neo4j's transaction memory, HugeGraph's 10,000 writes per transaction) is split into
+/// several; edges that cross the split still connect, because every node is written
+/// before any edge.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn neo4j_writes_a_graph_larger_than_one_transaction() {
     let uri = std::env::var("CODECTX_TEST_NEO4J_URI").unwrap_or_else(|_| {
@@ -857,6 +891,15 @@ async fn neo4j_writes_a_graph_larger_than_one_transaction() {
     let store = Neo4jGraphStore::connect(&uri, "neo4j", "")
         .await
         .unwrap_or_else(|e| panic!("cannot connect to Neo4j at {uri}: {e}"));
+    writes_a_graph_larger_than_one_transaction(&store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hugegraph_writes_a_graph_larger_than_one_transaction() {
+    writes_a_graph_larger_than_one_transaction(&hugegraph().await).await;
+}
+
+async fn writes_a_graph_larger_than_one_transaction(store: &dyn GraphStore) {
     let graph = graph_id("large");
     // 60 files of 1,000 functions: 60,000 nodes, over the 40,000 rows of one transaction.
     let files = 60;

@@ -1,5 +1,6 @@
-//! Agent memory contract on SQLite and on Neo4j 5.26 (same assertions).
+//! Agent memory contract on SQLite, Neo4j 5.26 and HugeGraph 1.5 (same assertions).
 
+use codectx_graph::hugegraph::HugeGraphStore;
 use codectx_graph::memory::{EntityInput, FactInput, MemoryStore, entity_id};
 use codectx_graph::neo4j::Neo4jGraphStore;
 use codectx_graph::sqlite::SqliteGraphStore;
@@ -397,7 +398,18 @@ async fn sqlite_memory_meets_the_contract() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_memory_caps_a_namespace_at_5000_entities() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteGraphStore::open(&dir.path().join("graph.db")).unwrap();
+    caps_a_namespace_at_5000_entities(
+        &SqliteGraphStore::open(&dir.path().join("graph.db")).unwrap(),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hugegraph_memory_caps_a_namespace_at_5000_entities() {
+    caps_a_namespace_at_5000_entities(&hugegraph().await).await;
+}
+
+async fn caps_a_namespace_at_5000_entities(store: &dyn MemoryStore) {
     let inputs: Vec<EntityInput> = (0..5_000)
         .map(|i| input(&format!("entity {i}"), "thing", &[], &[]))
         .collect();
@@ -437,4 +449,20 @@ async fn neo4j_memory_meets_the_contract() {
         panic!("CODECTX_TEST_NEO4J_URI is not set: run the tests with `make test`, which starts Neo4j 5.26")
     });
     contract(&Neo4jGraphStore::connect(&uri, "neo4j", "").await.unwrap()).await;
+}
+
+async fn hugegraph() -> HugeGraphStore {
+    let uri = std::env::var("CODECTX_TEST_HUGEGRAPH_URI").unwrap_or_else(|_| {
+        panic!("CODECTX_TEST_HUGEGRAPH_URI is not set: run the tests with `make test`, which starts HugeGraph 1.5")
+    });
+    let password = std::env::var("CODECTX_TEST_HUGEGRAPH_PASSWORD")
+        .expect("CODECTX_TEST_HUGEGRAPH_PASSWORD is set with CODECTX_TEST_HUGEGRAPH_URI");
+    HugeGraphStore::connect(&uri, "admin", &password)
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to HugeGraph at {uri}: {e}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hugegraph_memory_meets_the_contract() {
+    contract(&hugegraph().await).await;
 }
