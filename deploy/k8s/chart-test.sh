@@ -76,6 +76,9 @@ expect_failure() { # message, helm args...
 }
 expect_failure "keys.signingKeys" 
 expect_failure "graph.neo4j.uri" -f "$chart/ci/minimal-values.yaml" --set graph.backend=neo4j
+expect_failure "graph.hugegraph.url" -f "$chart/ci/minimal-values.yaml" --set graph.backend=hugegraph
+expect_failure "hugegraph" -f "$chart/ci/minimal-values.yaml" --set graph.backend=hugegraph \
+  --set graph.hugegraph.url=http://admin:secret@hugegraph:8080/hugegraph
 expect_failure "backend" -f "$chart/ci/minimal-values.yaml" --set graph.backend=postgres
 expect_failure "port" -f "$chart/ci/minimal-values.yaml" --set components.authz.port=0
 # Keys given inline appear only in the Secret (base64), never in plain text.

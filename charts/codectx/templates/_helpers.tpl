@@ -121,8 +121,13 @@ template:
           - --name={{ $repo.name }}
           - --org={{ required "indexer.repositories[].org is required: the organisation that supplied the source" $repo.org }}
           - --authz={{ include "codectx.endpoint" (dict "root" $root "name" "authz") }}
+          {{- if eq $root.Values.graph.backend "hugegraph" }}
+          - --hugegraph={{ $root.Values.graph.hugegraph.url }}
+          - --hugegraph-user={{ $root.Values.graph.hugegraph.user }}
+          {{- else }}
           - --neo4j={{ $root.Values.graph.neo4j.uri }}
           - --neo4j-user={{ $root.Values.graph.neo4j.user }}
+          {{- end }}
           - --data=/var/lib/codectx
           - --quiet
           {{- if $root.Values.tls.enabled }}
@@ -138,11 +143,19 @@ template:
               secretKeyRef:
                 name: {{ $indexer.apiKeySecret.name }}
                 key: {{ $indexer.apiKeySecret.key }}
+          {{- if eq $root.Values.graph.backend "hugegraph" }}
+          - name: CODECTX_HUGEGRAPH_PASSWORD
+            valueFrom:
+              secretKeyRef:
+                name: {{ $root.Values.graph.hugegraph.existingSecret }}
+                key: {{ $root.Values.graph.hugegraph.passwordKey }}
+          {{- else }}
           - name: CODECTX_NEO4J_PASSWORD
             valueFrom:
               secretKeyRef:
                 name: {{ $root.Values.graph.neo4j.existingSecret }}
                 key: {{ $root.Values.graph.neo4j.passwordKey }}
+          {{- end }}
         resources:
           {{- toYaml $indexer.resources | nindent 10 }}
         securityContext:

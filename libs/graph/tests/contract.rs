@@ -827,6 +827,110 @@ async fn contract(store: &dyn GraphStore) {
     store.delete_graph(&b.graph).await.unwrap();
 }
 
+/// Values that read like query text (Cypher, Gremlin/Groovy, SQL wildcards) are stored
+/// and matched as plain values: every backend binds them, none formats them into a query.
+async fn values_stay_values(store: &dyn GraphStore) {
+    let graph = graph_id("values");
+    let other = graph_id("other");
+    let hostile = [
+        (
+            "x') ; g.V().drop().iterate() //",
+            "${graph.schema().getVertexLabels()}",
+        ),
+        ("a\" }) MATCH (n) DETACH DELETE n //", "%"),
+        ("*", "_' OR '1'='1"),
+    ];
+    let mut nodes = Vec::new();
+    for (i, (name, qualified)) in hostile.iter().enumerate() {
+        let path = format!("{name}/{i}.go");
+        nodes.push(node(
+            &graph,
+            NodeKind::Function,
+            &path,
+            qualified,
+            name,
+            (1, 2),
+        ));
+    }
+    let bystander = node(&other, NodeKind::Function, "b.go", "b.Keep", "Keep", (1, 2));
+    for (g, owner, nodes) in [
+        (&graph, "hostile.go", nodes.clone()),
+        (&other, "b.go", vec![bystander.clone()]),
+    ] {
+        store
+            .replace_owners(
+                g,
+                &[],
+                vec![OwnerGraph {
+                    owner: owner.into(),
+                    hash: owner_hash(&nodes, &[]),
+                    nodes,
+                    edges: Vec::new(),
+                }],
+            )
+            .await
+            .unwrap();
+    }
+    for n in &nodes {
+        assert_eq!(
+            store.nodes_by_name(&graph, &n.name, 10).await.unwrap(),
+            vec![n.clone()],
+            "{:?}",
+            n.name
+        );
+        assert_eq!(
+            store
+                .nodes_by_qualified_name(&graph, &n.qualified_name, 10)
+                .await
+                .unwrap(),
+            vec![n.clone()]
+        );
+        assert_eq!(
+            store.nodes_in_path(&graph, &n.path).await.unwrap(),
+            vec![n.clone()]
+        );
+    }
+    // A wildcard matches only itself; nothing of the other graph is reachable or gone.
+    assert!(
+        store
+            .nodes_by_name(&graph, "%", 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .nodes_by_name(&graph, "Keep", 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store.nodes_by_name(&other, "Keep", 10).await.unwrap(),
+        vec![bystander]
+    );
+    store.delete_graph(&graph).await.unwrap();
+    store.delete_graph(&other).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_keeps_values_as_values() {
+    let dir = tempfile::tempdir().unwrap();
+    values_stay_values(&SqliteGraphStore::open(&dir.path().join("graph.db")).unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn neo4j_keeps_values_as_values() {
+    let uri = std::env::var("CODECTX_TEST_NEO4J_URI")
+        .expect("CODECTX_TEST_NEO4J_URI is not set: run the tests with `make test`");
+    values_stay_values(&Neo4jGraphStore::connect(&uri, "neo4j", "").await.unwrap()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hugegraph_keeps_values_as_values() {
+    values_stay_values(&hugegraph().await).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_meets_the_contract() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! `codectx index`: index a repository into the embedded SQLite graph or into Neo4j, for
+//! `codectx index`: index a repository into the embedded SQLite graph, Neo4j or HugeGraph, for
 //! the organisation that supplied it, and register the graph with authz (the only way an
 //! organisation obtains an entry for its own repository; docs/security.md).
 
@@ -7,9 +7,58 @@ use std::sync::Arc;
 
 use codectx_errors::Error;
 use codectx_graph::GraphStore;
-use codectx_graph::neo4j::Neo4jGraphStore;
-use codectx_graph::sqlite::SqliteGraphStore;
 use codectx_index::{IndexOptions, IndexReport};
+
+use crate::stack::GraphBackend;
+
+/// Which graph store a command reads and writes: the embedded one in `--data` unless a
+/// server is named (shared by `index`, `up` and `bench`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct GraphArgs {
+    /// Use the Neo4j 5.26 graph at this Bolt URI instead of the embedded graph.
+    #[arg(long, value_name = "BOLT_URI", conflicts_with = "hugegraph")]
+    pub neo4j: Option<String>,
+    #[arg(long, default_value = "neo4j", requires = "neo4j")]
+    pub neo4j_user: String,
+    /// Name of the environment variable holding the Neo4j password.
+    #[arg(long, default_value = "CODECTX_NEO4J_PASSWORD", requires = "neo4j")]
+    pub neo4j_password_env: String,
+    /// Use the HugeGraph 1.5 graph at this REST URL (`http://HOST:8080/GRAPH`, no
+    /// credentials in it) instead of the embedded graph.
+    #[arg(long, value_name = "URL")]
+    pub hugegraph: Option<String>,
+    #[arg(long, default_value = "admin", requires = "hugegraph")]
+    pub hugegraph_user: String,
+    /// Name of the environment variable holding the HugeGraph password.
+    #[arg(
+        long,
+        default_value = "CODECTX_HUGEGRAPH_PASSWORD",
+        requires = "hugegraph"
+    )]
+    pub hugegraph_password_env: String,
+}
+
+impl GraphArgs {
+    /// The backend these arguments name (passwords read from their variables now).
+    pub fn backend(&self) -> GraphBackend {
+        let secret = |env: &str| std::env::var(env).unwrap_or_default();
+        if let Some(uri) = &self.neo4j {
+            GraphBackend::Neo4j {
+                uri: uri.clone(),
+                user: self.neo4j_user.clone(),
+                password: secret(&self.neo4j_password_env),
+            }
+        } else if let Some(url) = &self.hugegraph {
+            GraphBackend::HugeGraph {
+                url: url.clone(),
+                user: self.hugegraph_user.clone(),
+                password: secret(&self.hugegraph_password_env),
+            }
+        } else {
+            GraphBackend::Embedded
+        }
+    }
+}
 
 /// Arguments of `codectx index`.
 #[derive(Debug, clap::Args)]
@@ -42,14 +91,8 @@ pub struct IndexArgs {
     /// Data directory: the embedded graph (`graph.db`) and the index cache live here.
     #[arg(long, default_value = ".codectx")]
     pub data: PathBuf,
-    /// Write to Neo4j at this Bolt URI instead of the embedded graph.
-    #[arg(long)]
-    pub neo4j: Option<String>,
-    #[arg(long, default_value = "neo4j", requires = "neo4j")]
-    pub neo4j_user: String,
-    /// Name of the environment variable holding the Neo4j password.
-    #[arg(long, default_value = "CODECTX_NEO4J_PASSWORD", requires = "neo4j")]
-    pub neo4j_password_env: String,
+    #[command(flatten)]
+    pub graph: GraphArgs,
     /// Files larger than this many bytes are skipped.
     #[arg(long, default_value_t = codectx_index::DEFAULT_MAX_FILE_BYTES)]
     pub max_file_bytes: u64,
@@ -79,9 +122,7 @@ impl IndexArgs {
             authz_ca_file: None,
             authz_cert_file: None,
             authz_key_file: None,
-            neo4j: None,
-            neo4j_user: String::new(),
-            neo4j_password_env: String::new(),
+            graph: GraphArgs::default(),
             max_file_bytes: codectx_index::DEFAULT_MAX_FILE_BYTES,
             threads: 0,
             quiet: false,
@@ -92,17 +133,8 @@ impl IndexArgs {
 
 /// Opens the store `args` names.
 pub async fn open_store(args: &IndexArgs) -> Result<Arc<dyn GraphStore>, Error> {
-    match &args.neo4j {
-        Some(uri) => {
-            let password = std::env::var(&args.neo4j_password_env).unwrap_or_default();
-            Ok(Arc::new(
-                Neo4jGraphStore::connect(uri, &args.neo4j_user, &password).await?,
-            ))
-        }
-        None => Ok(Arc::new(SqliteGraphStore::open(
-            &args.data.join("graph.db"),
-        )?)),
-    }
+    let store: Arc<dyn GraphStore> = args.graph.backend().open(&args.data).await?;
+    Ok(store)
 }
 
 /// Where the graph is registered once written.

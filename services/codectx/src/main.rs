@@ -95,6 +95,10 @@ struct UpArgs {
     /// answers say `stale` until the re-index lands.
     #[arg(long)]
     no_watch: bool,
+    /// The graph store (code graphs and memory): the embedded one in --data unless
+    /// --neo4j or --hugegraph names a server.
+    #[command(flatten)]
+    graph: codectx::indexing::GraphArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -280,7 +284,10 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .ok_or_else(|| anyhow::anyhow!("cannot name {}: pass --name", path.display()))?,
         };
-        let index_args = IndexArgs::embedded(path.clone(), name.clone(), args.data.clone());
+        let index_args = IndexArgs {
+            graph: args.graph.clone(),
+            ..IndexArgs::embedded(path.clone(), name.clone(), args.data.clone())
+        };
         let store = indexing::open_store(&index_args).await?;
         let report = indexing::run(&index_args, &*store).await?;
         println!("{}", indexing::summary(&name, &report));
@@ -297,7 +304,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         code_floors: None,
         oidc: Default::default(),
         compression: persistent_compression(&args.data),
-        graph: Default::default(),
+        graph: args.graph.backend(),
         vectors: Default::default(),
     })
     .await?;

@@ -69,6 +69,35 @@ pub enum GraphBackend {
         user: String,
         password: String,
     },
+    /// A HugeGraph 1.5 server (REST URL ending in the graph's name).
+    HugeGraph {
+        url: String,
+        user: String,
+        password: String,
+    },
+}
+
+impl GraphBackend {
+    /// Opens the store (the embedded one in `data_dir`).
+    pub async fn open(&self, data_dir: &std::path::Path) -> Result<Arc<dyn Store>, Error> {
+        Ok(match self {
+            GraphBackend::Embedded => Arc::new(SqliteGraphStore::open(&data_dir.join("graph.db"))?),
+            GraphBackend::Neo4j {
+                uri,
+                user,
+                password,
+            } => {
+                Arc::new(codectx_graph::neo4j::Neo4jGraphStore::connect(uri, user, password).await?)
+            }
+            GraphBackend::HugeGraph {
+                url,
+                user,
+                password,
+            } => Arc::new(
+                codectx_graph::hugegraph::HugeGraphStore::connect(url, user, password).await?,
+            ),
+        })
+    }
 }
 
 /// Where the vectors live.
@@ -214,18 +243,7 @@ impl Stack {
         // The embedded graph store. The development subject reads what the development
         // organisation indexed (index runs registered those graphs with authz); graphs other
         // organisations indexed into the same store stay theirs.
-        let graph_store: Arc<dyn Store> = match &options.graph {
-            GraphBackend::Embedded => {
-                Arc::new(SqliteGraphStore::open(&options.data_dir.join("graph.db"))?)
-            }
-            GraphBackend::Neo4j {
-                uri,
-                user,
-                password,
-            } => {
-                Arc::new(codectx_graph::neo4j::Neo4jGraphStore::connect(uri, user, password).await?)
-            }
-        };
+        let graph_store: Arc<dyn Store> = options.graph.open(&options.data_dir).await?;
         codectx_authz::grant_indexed_repositories(authority.store(), &dev.subject.id)?;
 
         let (stop, stop_rx) = watch::channel(false);

@@ -103,15 +103,10 @@ pub struct BenchArgs {
     /// complete before measuring (0: measure while they build, for a quick smoke).
     #[arg(long, default_value_t = 1_200, value_name = "SECONDS")]
     pub wait_for_vectors: u64,
-    /// Measure on a Neo4j 5.26 graph store at this Bolt URI (the repositories are indexed
+    /// Measure on a Neo4j 5.26 or HugeGraph 1.5 graph store (the repositories are indexed
     /// into it) instead of the embedded SQLite one: what a cluster deployment costs.
-    #[arg(long, value_name = "BOLT_URI")]
-    pub neo4j: Option<String>,
-    #[arg(long, default_value = "neo4j", requires = "neo4j")]
-    pub neo4j_user: String,
-    /// Name of the environment variable holding the Neo4j password.
-    #[arg(long, default_value = "CODECTX_NEO4J_PASSWORD", requires = "neo4j")]
-    pub neo4j_password_env: String,
+    #[command(flatten)]
+    pub graph: crate::indexing::GraphArgs,
     /// Measure on a Milvus vector store at this gRPC URI (milvus-lite included; filters
     /// are sent as literals unless --milvus-filter-templates) instead of the embedded one.
     #[arg(long, value_name = "URI")]
@@ -123,14 +118,7 @@ pub struct BenchArgs {
 
 impl BenchArgs {
     fn graph_backend(&self) -> GraphBackend {
-        match &self.neo4j {
-            None => GraphBackend::Embedded,
-            Some(uri) => GraphBackend::Neo4j {
-                uri: uri.clone(),
-                user: self.neo4j_user.clone(),
-                password: std::env::var(&self.neo4j_password_env).unwrap_or_default(),
-            },
-        }
+        self.graph.backend()
     }
 
     fn vector_backend(&self) -> VectorBackend {
@@ -473,9 +461,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
         let path = &repos[&repo.key];
         let index_args = IndexArgs {
             quiet: true,
-            neo4j: args.neo4j.clone(),
-            neo4j_user: args.neo4j_user.clone(),
-            neo4j_password_env: args.neo4j_password_env.clone(),
+            graph: args.graph.clone(),
             ..IndexArgs::embedded(path.clone(), repo.key.clone(), args.data.clone())
         };
         let store = indexing::open_store(&index_args).await?;
