@@ -78,6 +78,14 @@ bench-cluster: models ## The load benchmark on the cluster backends: Neo4j 5.26 
 	  --rates 50,100,200,300 --data $(BENCH_DATA)-cluster \
 	  --neo4j "$$CODECTX_TEST_NEO4J_URI" --milvus "$$CODECTX_TEST_MILVUS_URI"'
 
+.PHONY: bench-hugegraph
+bench-hugegraph: models corpus ## The call-mode workloads (gin, requests, express, itertools) on HugeGraph 1.5, started here: evidence coverage and latency beside the embedded store's (docs/BENCHMARKS.md)
+	deploy/local/with-services.sh sh -c 'export CODECTX_HUGEGRAPH_PASSWORD="$$CODECTX_TEST_HUGEGRAPH_PASSWORD"; \
+	  for w in gin:go/gin-v1.10.0 requests:python/requests-2.32.3 express:npm/express-4.21.0 itertools:crate/itertools-0.13.0; do \
+	    $(BENCH) --workload bench/workloads/$${w%%:*}.json --repo $${w%%:*}=$(CORPUS)/$${w#*:} --arms hybrid --mode call \
+	      --concurrency 4 --duration 20s --data $(BENCH_DATA)-hugegraph --hugegraph "$$CODECTX_TEST_HUGEGRAPH_URI" || exit 1; \
+	  done'
+
 .PHONY: bench-compress
 bench-compress: ## The compress tool on the corpus of real outputs (libs/compress/tests/corpus): reduction per sample and level, lines kept
 	$(CARGO) run --release -q -p codectx-compress --example corpus

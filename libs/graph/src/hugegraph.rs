@@ -31,6 +31,13 @@ const BATCH: usize = 500;
 const OWNER_BATCH: usize = 50;
 /// Vertices one script removes when a graph is deleted.
 const DELETE_BATCH: usize = 500;
+/// Requests one store sends at once: HugeGraph's REST server answers 503 ("too busy")
+/// past its worker threads (`restserver.max_worker_threads`, twice its cores by default)
+/// rather than queueing, so the queue is kept here.
+const MAX_IN_FLIGHT: usize = 8;
+/// Attempts of a request the server turned away as too busy (it did not run it), with
+/// a doubling pause from 10 ms: about 1.3 s in all.
+const BUSY_ATTEMPTS: u32 = 8;
 
 /// The schema, created idempotently at connect. Labels and keys are constants of this
 /// file; edge labels are the code graph's relationship types.
@@ -272,6 +279,7 @@ const NEIGHBOUR_NAMES: &str = "def out = []\n\
 #[derive(Clone)]
 pub struct HugeGraphStore {
     client: reqwest::Client,
+    in_flight: std::sync::Arc<tokio::sync::Semaphore>,
     gremlin_url: String,
     graph: String,
     user: String,
@@ -439,6 +447,7 @@ impl HugeGraphStore {
             .map_err(backend)?;
         let store = HugeGraphStore {
             client,
+            in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT)),
             gremlin_url: format!("{base}/gremlin"),
             graph,
             user: user.to_owned(),
@@ -473,16 +482,27 @@ impl HugeGraphStore {
             "language": "gremlin-groovy",
             "aliases": { "g": format!("__g_{}", self.graph), "graph": self.graph },
         });
-        let response = self
-            .client
-            .post(&self.gremlin_url)
-            .basic_auth(&self.user, Some(&self.password))
-            .json(&body)
-            .send()
-            .await
-            .map_err(backend)?;
-        let status = response.status();
-        let bytes = response.bytes().await.map_err(backend)?;
+        let _permit = self.in_flight.acquire().await.map_err(backend)?;
+        let mut pause = std::time::Duration::from_millis(10);
+        let mut attempt = 1;
+        let (status, bytes) = loop {
+            let response = self
+                .client
+                .post(&self.gremlin_url)
+                .basic_auth(&self.user, Some(&self.password))
+                .json(&body)
+                .send()
+                .await
+                .map_err(backend)?;
+            let status = response.status();
+            let bytes = response.bytes().await.map_err(backend)?;
+            if status != reqwest::StatusCode::SERVICE_UNAVAILABLE || attempt >= BUSY_ATTEMPTS {
+                break (status, bytes);
+            }
+            tokio::time::sleep(pause).await;
+            pause *= 2;
+            attempt += 1;
+        };
         if status == reqwest::StatusCode::UNAUTHORIZED {
             return Err(backend(format!(
                 "the server refused the credentials of user {:?} (401)",
