@@ -22,7 +22,9 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::model::{Confidence, Direction, EdgeKind, Node, NodeKind, OwnerGraph, RepositoryInfo};
+use crate::model::{
+    Confidence, Direction, EdgeKind, Node, NodeKind, NodeRow, OwnerGraph, RepositoryInfo,
+};
 use crate::{EdgeHit, EdgePage, GraphStore, LanguageCount};
 
 /// Rows bound to one write script (each row one vertex or edge).
@@ -362,44 +364,6 @@ struct GremlinReply {
 struct GremlinResult {
     #[serde(default)]
     data: Value,
-}
-
-#[derive(Debug, Deserialize)]
-struct NodeRow {
-    id: String,
-    graph_id: String,
-    kind: String,
-    name: String,
-    qualified_name: String,
-    language: String,
-    path: String,
-    start_line: i64,
-    end_line: i64,
-    signature: String,
-    summary: String,
-    fingerprint: String,
-    test: bool,
-    doc: String,
-}
-
-impl NodeRow {
-    fn into_node(self) -> Node {
-        Node {
-            id: self.id,
-            kind: NodeKind::parse(&self.kind).unwrap_or(NodeKind::External),
-            name: self.name,
-            qualified_name: self.qualified_name,
-            language: self.language,
-            path: self.path,
-            start_line: self.start_line.max(0) as u32,
-            end_line: self.end_line.max(0) as u32,
-            signature: self.signature,
-            summary: self.summary,
-            fingerprint: self.fingerprint,
-            test: self.test,
-            doc: self.doc,
-        }
-    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -17,8 +17,8 @@ use serde_json::json;
 
 use crate::hugegraph::{HugeGraphStore, vertex_id};
 use crate::memory::{
-    EntityInput, MemoryDocument, MemoryEntity, MemoryFact, MemoryStore, VALUE_TYPE, documents,
-    entity_id, validate,
+    EntityInput, FactRow, FactWalk, MemoryDocument, MemoryEntity, MemoryFact, MemoryStore,
+    VALUE_TYPE, documents, entity_id, validate,
 };
 
 /// An entity vertex as a row (the prefix of every script that returns entities).
@@ -482,26 +482,8 @@ impl MemoryStore for HugeGraphStore {
         hops: u32,
         limit: usize,
     ) -> Result<(Vec<MemoryFact>, bool), Error> {
-        #[derive(Debug, Deserialize)]
-        struct FactRow {
-            subject_id: String,
-            subject: String,
-            predicate: String,
-            object_id: String,
-            object: String,
-            source_client: String,
-            confidence: f64,
-            created_at: i64,
-            updated_at: i64,
-        }
-        let hops = hops.clamp(1, 2);
-        let mut facts: Vec<MemoryFact> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        let mut frontier: Vec<String> = ids.to_vec();
-        let mut visited: std::collections::HashSet<String> = ids.iter().cloned().collect();
-        let mut truncated = false;
-        for hop in 1..=hops {
-            let mut next = Vec::new();
+        let mut walk = FactWalk::new(ids, hops, limit);
+        while let Some((hop, frontier)) = walk.next_hop() {
             for id in &frontier {
                 let mut found: Vec<FactRow> = self
                     .rows(
@@ -517,41 +499,10 @@ impl MemoryStore for HugeGraphStore {
                         &b.object,
                     ))
                 });
-                for row in found {
-                    if !seen.insert((
-                        row.subject_id.clone(),
-                        row.predicate.clone(),
-                        row.object_id.clone(),
-                    )) {
-                        continue;
-                    }
-                    if facts.len() >= limit {
-                        truncated = true;
-                        break;
-                    }
-                    for other in [&row.subject_id, &row.object_id] {
-                        if visited.insert(other.clone()) {
-                            next.push(other.clone());
-                        }
-                    }
-                    facts.push(MemoryFact {
-                        subject_id: row.subject_id,
-                        subject: row.subject,
-                        predicate: row.predicate,
-                        object_id: row.object_id,
-                        object: row.object,
-                        source_client: row.source_client,
-                        confidence: row.confidence,
-                        created_at: row.created_at,
-                        updated_at: row.updated_at,
-                        valid_to: None,
-                        hop,
-                    });
-                }
+                walk.add(found.into_iter().map(|row| row.into_fact(hop)));
             }
-            frontier = next;
         }
-        Ok((facts, truncated))
+        Ok(walk.finish())
     }
 
     async fn memory_corpus(

@@ -133,6 +133,109 @@ pub fn documents(
         .collect()
 }
 
+/// The breadth-first walk every backend's [`MemoryStore::memory_facts`] answers: the
+/// current facts of the requested entities (hop 1), then of the entities those facts
+/// reach (hop 2), each fact once, at most `limit`, `truncated` when more existed. A
+/// backend feeds it one entity's facts at a time, in its order (newest first, then
+/// predicate, then object name).
+pub(crate) struct FactWalk {
+    facts: Vec<MemoryFact>,
+    seen: std::collections::HashSet<(String, String, String)>,
+    visited: std::collections::HashSet<String>,
+    frontier: Vec<String>,
+    next: Vec<String>,
+    hop: u32,
+    hops: u32,
+    limit: usize,
+    truncated: bool,
+}
+
+impl FactWalk {
+    pub(crate) fn new(ids: &[String], hops: u32, limit: usize) -> FactWalk {
+        FactWalk {
+            facts: Vec::new(),
+            seen: std::collections::HashSet::new(),
+            visited: ids.iter().cloned().collect(),
+            frontier: Vec::new(),
+            next: ids.to_vec(),
+            hop: 0,
+            hops: hops.clamp(1, 2),
+            limit,
+            truncated: false,
+        }
+    }
+
+    /// The next hop's number and the entities whose facts it wants; None when done.
+    pub(crate) fn next_hop(&mut self) -> Option<(u32, Vec<String>)> {
+        if self.hop >= self.hops {
+            return None;
+        }
+        self.hop += 1;
+        self.frontier = std::mem::take(&mut self.next);
+        Some((self.hop, self.frontier.clone()))
+    }
+
+    /// Adds one entity's current facts (their `hop` already set).
+    pub(crate) fn add(&mut self, facts: impl IntoIterator<Item = MemoryFact>) {
+        for fact in facts {
+            let key = (
+                fact.subject_id.clone(),
+                fact.predicate.clone(),
+                fact.object_id.clone(),
+            );
+            if !self.seen.insert(key) {
+                continue;
+            }
+            if self.facts.len() >= self.limit {
+                self.truncated = true;
+                break;
+            }
+            for other in [&fact.subject_id, &fact.object_id] {
+                if self.visited.insert(other.clone()) {
+                    self.next.push(other.clone());
+                }
+            }
+            self.facts.push(fact);
+        }
+    }
+
+    pub(crate) fn finish(self) -> (Vec<MemoryFact>, bool) {
+        (self.facts, self.truncated)
+    }
+}
+
+/// A current fact as the Neo4j and HugeGraph backends read it.
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct FactRow {
+    pub subject_id: String,
+    pub subject: String,
+    pub predicate: String,
+    pub object_id: String,
+    pub object: String,
+    pub source_client: String,
+    pub confidence: f64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl FactRow {
+    pub(crate) fn into_fact(self, hop: u32) -> MemoryFact {
+        MemoryFact {
+            subject_id: self.subject_id,
+            subject: self.subject,
+            predicate: self.predicate,
+            object_id: self.object_id,
+            object: self.object,
+            source_client: self.source_client,
+            confidence: self.confidence,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            valid_to: None,
+            hop,
+        }
+    }
+}
+
 /// Caps on memory input (DESIGN.md section 5 and ours).
 pub const MAX_NAME_BYTES: usize = 256;
 pub const MAX_ALIASES: usize = 16;
@@ -267,6 +370,63 @@ pub trait MemoryStore: Send + Sync + std::fmt::Debug + 'static {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fact(subject: &str, predicate: &str, object: &str, hop: u32) -> MemoryFact {
+        MemoryFact {
+            subject_id: subject.into(),
+            subject: subject.into(),
+            predicate: predicate.into(),
+            object_id: object.into(),
+            object: object.into(),
+            source_client: "t".into(),
+            confidence: 1.0,
+            created_at: 0,
+            updated_at: 0,
+            valid_to: None,
+            hop,
+        }
+    }
+
+    /// The walk every backend shares: hop 1 from the asked entities, hop 2 from what
+    /// those facts reached (never back to an entity already visited), each fact once,
+    /// cut at the limit with `truncated`.
+    #[test]
+    fn the_fact_walk_visits_two_hops_once_each_and_stops_at_the_limit() {
+        let graph = [("a", "owns", "b"), ("b", "uses", "c"), ("c", "uses", "d")];
+        let facts_of = |id: &str, hop: u32| -> Vec<MemoryFact> {
+            graph
+                .iter()
+                .filter(|(s, _, o)| *s == id || *o == id)
+                .map(|(s, p, o)| fact(s, p, o, hop))
+                .collect()
+        };
+        let walk_with = |hops: u32, limit: usize| {
+            let mut walk = FactWalk::new(&["a".to_owned()], hops, limit);
+            let mut asked = Vec::new();
+            while let Some((hop, frontier)) = walk.next_hop() {
+                for id in &frontier {
+                    asked.push((hop, id.clone()));
+                    walk.add(facts_of(id, hop));
+                }
+            }
+            (walk.finish(), asked)
+        };
+        let ((facts, truncated), asked) = walk_with(2, 10);
+        assert!(!truncated);
+        assert_eq!(asked, vec![(1, "a".to_owned()), (2, "b".to_owned())]);
+        let got: Vec<(&str, u32)> = facts
+            .iter()
+            .map(|f| (f.predicate.as_str(), f.hop))
+            .collect();
+        assert_eq!(got, vec![("owns", 1), ("uses", 2)]);
+        // Hops are clamped to 1..=2.
+        assert_eq!(walk_with(9, 10).1.len(), 2);
+        assert_eq!(walk_with(0, 10).1.len(), 1);
+        // The limit cuts, and says so.
+        let ((facts, truncated), _) = walk_with(2, 1);
+        assert_eq!(facts.len(), 1);
+        assert!(truncated);
+    }
 
     #[test]
     fn validation() {

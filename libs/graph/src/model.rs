@@ -3,6 +3,48 @@
 
 use serde::{Deserialize, Serialize};
 
+/// A node as the server backends (Neo4j, HugeGraph) return it: kinds as text, lines as
+/// signed integers, and (HugeGraph) the graph it belongs to, checked before it is used.
+#[derive(Debug, Deserialize)]
+pub(crate) struct NodeRow {
+    pub id: String,
+    #[serde(default)]
+    pub graph_id: String,
+    pub kind: String,
+    pub name: String,
+    pub qualified_name: String,
+    pub language: String,
+    pub path: String,
+    pub start_line: i64,
+    pub end_line: i64,
+    pub signature: String,
+    pub summary: String,
+    pub fingerprint: String,
+    pub test: bool,
+    #[serde(default)]
+    pub doc: String,
+}
+
+impl NodeRow {
+    pub(crate) fn into_node(self) -> Node {
+        Node {
+            id: self.id,
+            kind: NodeKind::parse(&self.kind).unwrap_or(NodeKind::External),
+            name: self.name,
+            qualified_name: self.qualified_name,
+            language: self.language,
+            path: self.path,
+            start_line: self.start_line.max(0) as u32,
+            end_line: self.end_line.max(0) as u32,
+            signature: self.signature,
+            summary: self.summary,
+            fingerprint: self.fingerprint,
+            test: self.test,
+            doc: self.doc,
+        }
+    }
+}
+
 /// What a node is. Stored as its `as_str()` text in every backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

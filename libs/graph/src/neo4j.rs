@@ -9,7 +9,9 @@ use codectx_errors::Error;
 use neo4rs::{BoltType, ConfigBuilder, Graph, Query, query};
 use serde::Deserialize;
 
-use crate::model::{Confidence, Direction, EdgeKind, Node, NodeKind, OwnerGraph, RepositoryInfo};
+use crate::model::{
+    Confidence, Direction, EdgeKind, Node, NodeKind, NodeRow, OwnerGraph, RepositoryInfo,
+};
 use crate::{EdgeHit, EdgePage, GraphStore, LanguageCount};
 
 /// Rows per UNWIND statement.
@@ -181,44 +183,6 @@ fn is_already_there(message: &str) -> bool {
 
 fn backend(error: impl std::fmt::Display) -> Error {
     Error::unavailable(format!("graph store (neo4j): {error}"))
-}
-
-#[derive(Debug, Deserialize)]
-struct NodeRow {
-    id: String,
-    kind: String,
-    name: String,
-    qualified_name: String,
-    language: String,
-    path: String,
-    start_line: i64,
-    end_line: i64,
-    signature: String,
-    summary: String,
-    fingerprint: String,
-    test: bool,
-    #[serde(default)]
-    doc: String,
-}
-
-impl NodeRow {
-    fn into_node(self) -> Node {
-        Node {
-            id: self.id,
-            kind: NodeKind::parse(&self.kind).unwrap_or(NodeKind::External),
-            name: self.name,
-            qualified_name: self.qualified_name,
-            language: self.language,
-            path: self.path,
-            start_line: self.start_line.max(0) as u32,
-            end_line: self.end_line.max(0) as u32,
-            signature: self.signature,
-            summary: self.summary,
-            fingerprint: self.fingerprint,
-            test: self.test,
-            doc: self.doc,
-        }
-    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -6,8 +6,8 @@ use codectx_errors::Error;
 use rusqlite::{OptionalExtension, params};
 
 use crate::memory::{
-    EntityInput, MemoryDocument, MemoryEntity, MemoryFact, MemoryStore, VALUE_TYPE, documents,
-    entity_id, validate,
+    EntityInput, FactWalk, MemoryDocument, MemoryEntity, MemoryFact, MemoryStore, VALUE_TYPE,
+    documents, entity_id, validate,
 };
 use crate::sqlite::SqliteGraphStore;
 
@@ -306,7 +306,6 @@ impl MemoryStore for SqliteGraphStore {
         limit: usize,
     ) -> Result<(Vec<MemoryFact>, bool), Error> {
         let (tenant, namespace, ids) = (tenant_id.to_owned(), namespace.to_owned(), ids.to_vec());
-        let hops = hops.clamp(1, 2);
         self.run(move |c| {
             let mut statement = c
                 .prepare_cached(
@@ -318,13 +317,8 @@ impl MemoryStore for SqliteGraphStore {
                      ORDER BY f.updated_at DESC, f.predicate, o.name",
                 )
                 .map_err(storage)?;
-            let mut facts: Vec<MemoryFact> = Vec::new();
-            let mut seen = std::collections::HashSet::new();
-            let mut frontier: Vec<String> = ids.clone();
-            let mut visited: std::collections::HashSet<String> = ids.iter().cloned().collect();
-            let mut truncated = false;
-            for hop in 1..=hops {
-                let mut next = Vec::new();
+            let mut walk = FactWalk::new(&ids, hops, limit);
+            while let Some((hop, frontier)) = walk.next_hop() {
                 for id in &frontier {
                     let rows = statement
                         .query_map(params![tenant, namespace, id], |r| {
@@ -342,28 +336,13 @@ impl MemoryStore for SqliteGraphStore {
                                 hop,
                             })
                         })
+                        .map_err(storage)?
+                        .collect::<Result<Vec<_>, _>>()
                         .map_err(storage)?;
-                    for fact in rows {
-                        let fact = fact.map_err(storage)?;
-                        let key = (fact.subject_id.clone(), fact.predicate.clone(), fact.object_id.clone());
-                        if !seen.insert(key) {
-                            continue;
-                        }
-                        if facts.len() >= limit {
-                            truncated = true;
-                            break;
-                        }
-                        for other in [&fact.subject_id, &fact.object_id] {
-                            if visited.insert(other.clone()) {
-                                next.push(other.clone());
-                            }
-                        }
-                        facts.push(fact);
-                    }
+                    walk.add(rows);
                 }
-                frontier = next;
             }
-            Ok((facts, truncated))
+            Ok(walk.finish())
         })
         .await
     }
