@@ -10,6 +10,8 @@
 //! the `literal` mode accepts only values in the strict formats authz mints and quotes
 //! them, so no request value can change the expression's structure.
 
+mod hybrid;
+
 use std::collections::HashMap;
 
 use async_trait::async_trait;
@@ -20,6 +22,8 @@ use milvus::v2 as sdk;
 use milvus::v2::prelude::*;
 use serde_json::json;
 use std::result::Result;
+
+pub use hybrid::{HYBRID_SCHEMA_VERSION, HybridRecord, hybrid_name};
 
 /// How filters carry tenant and namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,15 +50,15 @@ impl std::fmt::Debug for MilvusVectorStore {
     }
 }
 
-fn backend(error: impl std::fmt::Display) -> Error {
+pub(crate) fn backend(error: impl std::fmt::Display) -> Error {
     Error::unavailable(format!("vector store (milvus): {error}"))
 }
 
-const PRIMARY: &str = "pk";
-const TENANT: &str = "tenant_id";
-const NAMESPACE: &str = "namespace";
-const ENTITY: &str = "entity_id";
-const VECTOR: &str = "vector";
+pub(crate) const PRIMARY: &str = "pk";
+pub(crate) const TENANT: &str = "tenant_id";
+pub(crate) const NAMESPACE: &str = "namespace";
+pub(crate) const ENTITY: &str = "entity_id";
+pub(crate) const VECTOR: &str = "vector";
 /// Names of the collections this adapter created, so a delete can reach every model's
 /// collection without ListCollections (whose milvus-lite response the SDK rejects).
 const REGISTRY: &str = "codectx_vector_collections";
@@ -92,7 +96,7 @@ impl MilvusVectorStore {
     }
 
     /// The scope filter and its parameters.
-    fn scope_filter(
+    pub(crate) fn scope_filter(
         &self,
         scope: &VectorScope,
     ) -> Result<(String, HashMap<String, FilterTemplateValue>), Error> {
@@ -121,7 +125,7 @@ impl MilvusVectorStore {
         }
     }
 
-    async fn has(&self, name: &str) -> Result<bool, Error> {
+    pub(crate) async fn has(&self, name: &str) -> Result<bool, Error> {
         Ok(self
             .client
             .has_collection(
@@ -179,7 +183,7 @@ impl MilvusVectorStore {
         Ok(())
     }
 
-    async fn register(&self, name: &str) -> Result<(), Error> {
+    pub(crate) async fn register(&self, name: &str) -> Result<(), Error> {
         if !self.has(REGISTRY).await? {
             let schema = CollectionSchema::new()
                 .add_field(
@@ -216,23 +220,59 @@ impl MilvusVectorStore {
         Ok(())
     }
 
+    /// Removes a dropped collection from the registry, so deletes stop visiting it.
+    pub(crate) async fn unregister(&self, name: &str) -> Result<(), Error> {
+        // Collection names are built here from hex digits, digits and '_': safe quoted.
+        if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(Error::internal(format!(
+                "unexpected collection name {name:?}"
+            )));
+        }
+        if !self.has(REGISTRY).await? {
+            return Ok(());
+        }
+        self.client
+            .delete(
+                DeleteRequest::builder()
+                    .collection_name(REGISTRY)
+                    .filter(format!("{PRIMARY} in [\"{name}\"]"))
+                    .build()
+                    .map_err(backend)?,
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    fn known(&self) -> Result<std::sync::MutexGuard<'_, std::collections::HashSet<String>>, Error> {
+        self.known
+            .lock()
+            .map_err(|_| Error::internal("collection set lock poisoned"))
+    }
+
+    pub(crate) fn is_known(&self, name: &str) -> Result<bool, Error> {
+        Ok(self.known()?.contains(name))
+    }
+
+    pub(crate) fn remember_known(&self, name: &str) -> Result<(), Error> {
+        self.known()?.insert(name.to_owned());
+        Ok(())
+    }
+
+    pub(crate) fn forget_known(&self, name: &str) -> Result<(), Error> {
+        self.known()?.remove(name);
+        Ok(())
+    }
+
     async fn ensure_collection(&self, collection: &CollectionKey) -> Result<String, Error> {
         let name = collection.name();
-        if self
-            .known
-            .lock()
-            .map_err(|_| Error::internal("collection set lock poisoned"))?
-            .contains(&name)
-        {
+        if self.is_known(&name)? {
             return Ok(name);
         }
         if self.has(&name).await? {
             // Registered on every first use, so collections made elsewhere are found too.
             self.register(&name).await?;
-            self.known
-                .lock()
-                .map_err(|_| Error::internal("collection set lock poisoned"))?
-                .insert(name.clone());
+            self.remember_known(&name)?;
             return Ok(name);
         }
         let schema = CollectionSchema::new()
@@ -270,10 +310,7 @@ impl MilvusVectorStore {
             );
         self.create(&name, schema).await?;
         self.register(&name).await?;
-        self.known
-            .lock()
-            .map_err(|_| Error::internal("collection set lock poisoned"))?
-            .insert(name.clone());
+        self.remember_known(&name)?;
         Ok(name)
     }
 
@@ -306,7 +343,7 @@ impl MilvusVectorStore {
     }
 }
 
-fn primary_key(scope: &VectorScope, id: &str) -> String {
+pub(crate) fn primary_key(scope: &VectorScope, id: &str) -> String {
     format!("{}\u{1f}{}\u{1f}{id}", scope.tenant_id, scope.namespace)
 }
 
@@ -375,6 +412,10 @@ impl VectorStore for MilvusVectorStore {
         };
         let mut deleted = 0usize;
         for name in self.collections().await? {
+            // A collection dropped by another process may still be registered.
+            if !self.has(&name).await? {
+                continue;
+            }
             let response = self
                 .client
                 .delete(
@@ -421,34 +462,7 @@ impl VectorStore for MilvusVectorStore {
             )
             .await
             .map_err(backend)?;
-        let mut hits = Vec::new();
-        for result in response.results() {
-            for row in result.rows().map_err(backend)? {
-                let row = row.to_entity_row().map_err(backend)?;
-                let text = |key: &str| {
-                    row.get(key)
-                        .and_then(|v| v.as_str())
-                        .unwrap_or_default()
-                        .to_owned()
-                };
-                let score = ["score", "distance"]
-                    .iter()
-                    .find_map(|k| row.get(*k).and_then(|v| v.as_f64()))
-                    .unwrap_or(0.0) as f32;
-                hits.push(Hit {
-                    entity_id: text(ENTITY),
-                    score,
-                    tenant_id: text(TENANT),
-                    namespace: text(NAMESPACE),
-                });
-            }
-        }
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.entity_id.cmp(&b.entity_id))
-        });
-        Ok(hits)
+        hits(&response)
     }
 
     async fn ids(
@@ -457,10 +471,53 @@ impl VectorStore for MilvusVectorStore {
         collection: &CollectionKey,
         prefix: &str,
     ) -> Result<Vec<String>, Error> {
+        self.ids_in(scope, &collection.name(), prefix).await
+    }
+}
+
+/// The hits of a search response, best first (ties by entity id).
+pub(crate) fn hits(response: &SearchResponse) -> Result<Vec<Hit>, Error> {
+    let mut hits = Vec::new();
+    for result in response.results() {
+        for row in result.rows().map_err(backend)? {
+            let row = row.to_entity_row().map_err(backend)?;
+            let text = |key: &str| {
+                row.get(key)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            let score = ["score", "distance"]
+                .iter()
+                .find_map(|k| row.get(*k).and_then(|v| v.as_f64()))
+                .unwrap_or(0.0) as f32;
+            hits.push(Hit {
+                entity_id: text(ENTITY),
+                score,
+                tenant_id: text(TENANT),
+                namespace: text(NAMESPACE),
+            });
+        }
+    }
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.entity_id.cmp(&b.entity_id))
+    });
+    Ok(hits)
+}
+
+impl MilvusVectorStore {
+    /// The scope's ids in collection `name` that start with `prefix`.
+    pub(crate) async fn ids_in(
+        &self,
+        scope: &VectorScope,
+        name: &str,
+        prefix: &str,
+    ) -> Result<Vec<String>, Error> {
         codectx_vector::check_prefix(prefix)?;
         let (filter, templates) = self.scope_filter(scope)?;
-        let name = collection.name();
-        if !self.has(&name).await? {
+        if !self.has(name).await? {
             return Ok(Vec::new());
         }
         // check_prefix allows letters, '_' and hex digits only: safe in a literal.
@@ -473,7 +530,7 @@ impl VectorStore for MilvusVectorStore {
             .client
             .query(
                 QueryRequest::builder()
-                    .collection_name(&name)
+                    .collection_name(name)
                     .filter(expression)
                     .filter_templates(templates)
                     .output_fields([TENANT, NAMESPACE, ENTITY])
