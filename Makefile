@@ -86,6 +86,18 @@ bench-hugegraph: models corpus ## The call-mode workloads (gin, requests, expres
 	      --concurrency 4 --duration 20s --data $(BENCH_DATA)-hugegraph --hugegraph "$$CODECTX_TEST_HUGEGRAPH_URI" || exit 1; \
 	  done'
 
+.PHONY: bench-native
+bench-native: models corpus ## Milvus native hybrid search against the in-house fusion, both on milvus-lite started here: the call-mode workloads and the plain-language task workloads, arms hybrid and native (docs/BENCHMARKS.md, ADR 0015)
+	deploy/local/with-services.sh sh -c '\
+	  for w in gin:go/gin-v1.10.0 requests:python/requests-2.32.3 express:npm/express-4.21.0 itertools:crate/itertools-0.13.0; do \
+	    $(BENCH) --workload bench/workloads/$${w%%:*}.json --repo $${w%%:*}=$(CORPUS)/$${w#*:} --arms hybrid,native --mode call \
+	      --concurrency 0 --data $(BENCH_DATA)-native --milvus "$$CODECTX_TEST_MILVUS_URI" || exit 1; \
+	  done; \
+	  for w in cobra:go/cobra-v1.8.1 flask:python/flask-3.0.3 axios:npm/axios-1.7.7 itertools:crate/itertools-0.13.0; do \
+	    $(BENCH) --workload bench/workloads/tasks-$${w%%:*}.json --repo $${w%%:*}=$(CORPUS)/$${w#*:} --arms hybrid,native --mode task \
+	      --concurrency 0 --data $(BENCH_DATA)-native --milvus "$$CODECTX_TEST_MILVUS_URI" || exit 1; \
+	  done'
+
 .PHONY: bench-compress
 bench-compress: ## The compress tool on the corpus of real outputs (libs/compress/tests/corpus): reduction per sample and level, lines kept
 	$(CARGO) run --release -q -p codectx-compress --example corpus

@@ -20,6 +20,7 @@ fn record(id: &str, values: [f32; 4]) -> VectorRecord {
     VectorRecord {
         entity_id: id.into(),
         values: values.to_vec(),
+        text: String::new(),
     }
 }
 
@@ -310,4 +311,173 @@ async fn tenants_never_see_each_others_vectors() {
         .unwrap_err();
     assert_eq!(too_many.limit(), Some(256));
     stack.stack.stop().await.unwrap();
+}
+
+fn text_record(id: &str, text: &str, values: [f32; 4]) -> VectorRecord {
+    VectorRecord {
+        entity_id: id.into(),
+        values: values.to_vec(),
+        text: text.into(),
+    }
+}
+
+/// Native hybrid search through vector-gateway on a real milvus-lite (ADR 0015): the
+/// records' text and vectors both rank, the graph scope bounds both legs, a symbol
+/// without text is not listed as stored (so the assembler's plan backfills it with its
+/// text), and a gateway without the switch answers UNIMPLEMENTED naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn native_hybrid_ranks_text_and_vectors_within_the_graph() {
+    use codectx_proto::vector::v1::{HybridRequest, ListIdsRequest, VectorScopeKind};
+    let uri = std::env::var("CODECTX_TEST_MILVUS_URI").unwrap_or_else(|_| {
+        panic!("CODECTX_TEST_MILVUS_URI is not set: run the tests with `make test` (deploy/local/milvus.sh starts milvus-lite)")
+    });
+    let data = tempfile::tempdir().unwrap();
+    let stack = codectx_tests::TestStack {
+        stack: codectx::stack::Stack::start(codectx::stack::StackOptions {
+            vectors: codectx::stack::VectorBackend::Milvus {
+                uri,
+                literal_filters: true,
+                native_hybrid: true,
+            },
+            ..codectx::stack::StackOptions::ephemeral(data.path().to_path_buf())
+        })
+        .await
+        .unwrap(),
+        data,
+    };
+    let vectors = VectorClient::connect(&PeerConfig::single(
+        stack.endpoint(ServiceKind::VectorGateway),
+    ))
+    .unwrap();
+    let context = |key: String| {
+        let stack = &stack;
+        async move {
+            stack
+                .stack
+                .verifier
+                .verify(
+                    &authorize(stack, &key, "native")
+                        .await
+                        .unwrap()
+                        .signed_context,
+                )
+                .unwrap()
+        }
+    };
+    let a = create_tenant(&stack, "native-a", "native").await.unwrap();
+    let c = create_tenant(&stack, "native-c", "native").await.unwrap();
+    let (context_a, context_c) = (context(a.api_key).await, context(c.api_key).await);
+    // A distinct model per run: a fresh collection in a milvus-lite other tests share.
+    let model = Some(ModelIdentity {
+        name: "test".into(),
+        content_hash: codectx_core::ids::mint("m")[2..18].to_owned(),
+        dimension: 4,
+    });
+    let (verify, parse, bare) = (
+        "cv_000000000000000000000000000000a1",
+        "cv_000000000000000000000000000000a2",
+        "cv_000000000000000000000000000000a3",
+    );
+    vectors
+        .upsert(
+            &context_a,
+            UpsertRequest {
+                model: model.clone(),
+                records: vec![
+                    text_record(
+                        verify,
+                        "function verify tenant context signature",
+                        [1.0, 0.0, 0.0, 0.0],
+                    ),
+                    text_record(parse, "function parse config file", [0.0, 1.0, 0.0, 0.0]),
+                    record(bare, [0.0, 0.0, 1.0, 0.0]),
+                ],
+                scope: VectorScopeKind::Code as i32,
+            },
+        )
+        .await
+        .unwrap();
+    let search = |text: &str, query: Vec<f32>| HybridRequest {
+        model: model.clone(),
+        query,
+        text: text.into(),
+        limit: 5,
+        scope: VectorScopeKind::Code as i32,
+    };
+    let ids = |hits: Vec<codectx_proto::vector::v1::VectorHit>| -> Vec<String> {
+        hits.into_iter().map(|h| h.entity_id).collect()
+    };
+    let both = ids(vectors
+        .hybrid(
+            &context_a,
+            search("verify signature", vec![1.0, 0.0, 0.0, 0.0]),
+        )
+        .await
+        .unwrap()
+        .hits);
+    assert_eq!(both.first().map(String::as_str), Some(verify), "{both:?}");
+    let words = ids(vectors
+        .hybrid(&context_a, search("parse config", Vec::new()))
+        .await
+        .unwrap()
+        .hits);
+    assert_eq!(words, [parse]);
+    // Another graph sees none of A's symbols, by words or by vector.
+    assert!(
+        vectors
+            .hybrid(
+                &context_c,
+                search("verify signature", vec![1.0, 0.0, 0.0, 0.0])
+            )
+            .await
+            .unwrap()
+            .hits
+            .is_empty()
+    );
+    // Stored means stored in both collections: the symbol without text is listed as
+    // missing, so the plan writes it again with its text (the backfill).
+    let listed = vectors
+        .list_ids(
+            &context_a,
+            ListIdsRequest {
+                model: model.clone(),
+                scope: VectorScopeKind::Code as i32,
+                prefix: "cv_".into(),
+            },
+        )
+        .await
+        .unwrap()
+        .entity_ids;
+    let mut listed = listed;
+    listed.sort();
+    assert_eq!(listed, [verify, parse]);
+
+    // The embedded store has no native hybrid: the error names the switch.
+    let embedded = TestStack::start().await.unwrap();
+    let b = create_tenant(&embedded, "native-b", "native")
+        .await
+        .unwrap();
+    let context_b = embedded
+        .stack
+        .verifier
+        .verify(
+            &authorize(&embedded, &b.api_key, "native")
+                .await
+                .unwrap()
+                .signed_context,
+        )
+        .unwrap();
+    let error = VectorClient::connect(&PeerConfig::single(
+        embedded.endpoint(ServiceKind::VectorGateway),
+    ))
+    .unwrap()
+    .hybrid(&context_b, search("verify", Vec::new()))
+    .await
+    .unwrap_err();
+    assert_eq!(error.kind(), codectx_errors::ErrorKind::Unimplemented);
+    assert!(
+        error.message().contains("milvus_native_hybrid"),
+        "{}",
+        error.message()
+    );
 }

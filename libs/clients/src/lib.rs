@@ -358,6 +358,7 @@ context_client! {
         write delete(vector::v1::DeleteRequest) -> vector::v1::DeleteResponse;
         read nearest(vector::v1::NearestRequest) -> vector::v1::NearestResponse;
         read list_ids(vector::v1::ListIdsRequest) -> vector::v1::ListIdsResponse;
+        read hybrid(vector::v1::HybridRequest) -> vector::v1::NearestResponse;
     }
 }
 

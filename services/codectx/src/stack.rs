@@ -108,7 +108,13 @@ pub enum VectorBackend {
     Embedded,
     /// A Milvus server (milvus-lite included), filters as literals (servers without
     /// filter templates, such as milvus-lite) or templates.
-    Milvus { uri: String, literal_filters: bool },
+    Milvus {
+        uri: String,
+        literal_filters: bool,
+        /// Keep the approved text in a hybrid collection and answer native hybrid search
+        /// (`vectors.milvus_native_hybrid`, ADR 0015).
+        native_hybrid: bool,
+    },
 }
 
 /// How to start a stack.
@@ -304,9 +310,11 @@ impl Stack {
                             VectorBackend::Milvus {
                                 uri,
                                 literal_filters,
+                                native_hybrid,
                             } => codectx_vector_gateway::VectorsConfig {
                                 backend: "milvus".into(),
                                 milvus_uri: uri.clone(),
+                                milvus_native_hybrid: *native_hybrid,
                                 milvus_filter_mode: if *literal_filters {
                                     "literal".into()
                                 } else {

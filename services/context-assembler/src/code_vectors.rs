@@ -243,9 +243,12 @@ async fn sync(
         let records: Vec<vector::VectorRecord> = batch
             .iter()
             .zip(embedded.embeddings)
-            .map(|((id, _), e)| vector::VectorRecord {
+            .map(|((id, text), e)| vector::VectorRecord {
                 entity_id: id.clone(),
                 values: e.values,
+                // The same metadata text, for native hybrid search when the gateway
+                // keeps it (vectors.milvus_native_hybrid).
+                text: text.clone(),
             })
             .collect();
         let written = records.len();
@@ -367,6 +370,67 @@ async fn plan(
     state.stale = stale;
     state.model = model;
     Ok(())
+}
+
+/// Milvus's native hybrid search for a code query (BM25 over the symbols' metadata text
+/// and the dense leg, fused by RRF in Milvus): node ids, best first, with the fused
+/// score, at most [`limits::CANDIDATES_PER_LEG`]; test code left out as for
+/// [`nearest`].
+pub async fn native(
+    vectors: &CodeVectors,
+    clients: &Clients,
+    context: &TenantContext,
+    query: &str,
+    production_only: bool,
+) -> Result<Vec<(String, f64)>, Error> {
+    let depth = if production_only {
+        limits::VECTOR_FETCH_DEPTH
+    } else {
+        limits::CANDIDATES_PER_LEG
+    };
+    let embedded = clients
+        .embedding
+        .embed(
+            context,
+            EmbedRequest {
+                texts: vec![query.to_owned()],
+                purpose: EmbedPurpose::Query as i32,
+            },
+        )
+        .await?;
+    let query_vector = embedded
+        .embeddings
+        .into_iter()
+        .next()
+        .map(|e| e.values)
+        .unwrap_or_default();
+    let hits = clients
+        .vectors
+        .hybrid(
+            context,
+            vector::HybridRequest {
+                model: embedded.model,
+                query: query_vector,
+                text: query.to_owned(),
+                limit: depth as u32,
+                scope: VectorScopeKind::Code as i32,
+            },
+        )
+        .await?
+        .hits;
+    let graph = vectors.graph(context.graph_id());
+    let state = lock(&graph);
+    Ok(hits
+        .into_iter()
+        .filter(|h| !(production_only && state.tests.contains(&h.entity_id)))
+        .filter_map(|h| {
+            state
+                .owners
+                .get(&h.entity_id)
+                .map(|node| (node.clone(), h.score))
+        })
+        .take(limits::CANDIDATES_PER_LEG)
+        .collect())
 }
 
 /// The dense leg for a code query: node ids of the nearest symbols at or above `floor`,

@@ -118,6 +118,11 @@ pub enum RetrievalLegs {
     Bm25,
     /// The dense leg only (memory entity parts; code symbols by their metadata text).
     Dense,
+    /// Code: exact identifiers, then Milvus's native hybrid search (a BM25 function over
+    /// the symbols' metadata text and the dense leg, fused by RRF k = 60 in Milvus; needs
+    /// vector-gateway's `vectors.milvus_native_hybrid`). Memory: as `hybrid`. Measured
+    /// against the in-house fusion in docs/BENCHMARKS.md (ADR 0015).
+    Native,
 }
 
 impl RetrievalLegs {
@@ -130,8 +135,25 @@ impl RetrievalLegs {
     pub fn exact(self) -> bool {
         matches!(
             self,
-            RetrievalLegs::Hybrid | RetrievalLegs::Lexical | RetrievalLegs::Exact
+            RetrievalLegs::Hybrid
+                | RetrievalLegs::Lexical
+                | RetrievalLegs::Exact
+                | RetrievalLegs::Native
         )
+    }
+
+    /// Whether code's BM25 and dense legs are Milvus's native hybrid search instead.
+    pub fn native(self) -> bool {
+        self == RetrievalLegs::Native
+    }
+
+    /// The legs memory uses: native hybrid holds code only, so memory stays hybrid.
+    pub fn memory(self) -> RetrievalLegs {
+        if self.native() {
+            RetrievalLegs::Hybrid
+        } else {
+            self
+        }
     }
 
     /// Whether BM25 candidates count.
@@ -244,7 +266,7 @@ impl ContextAssembler {
             embedding: &self.embedding,
             vectors: &self.vectors,
             backfill: &self.backfill,
-            retrieval: self.retrieval,
+            retrieval: self.retrieval.memory(),
         }
     }
 }
@@ -525,5 +547,9 @@ mod tests {
         assert_eq!(keeps(RetrievalLegs::Bm25), (false, true, false));
         assert_eq!(keeps(RetrievalLegs::Dense), (false, false, true));
         assert!(!RetrievalLegs::Dense.lexical());
+        // Native: code's exact leg stays; BM25 and dense are Milvus's fused list instead.
+        assert_eq!(keeps(RetrievalLegs::Native), (true, false, false));
+        assert!(RetrievalLegs::Native.native() && !RetrievalLegs::Hybrid.native());
+        assert_eq!(RetrievalLegs::Native.memory(), RetrievalLegs::Hybrid);
     }
 }

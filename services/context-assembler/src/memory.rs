@@ -194,6 +194,8 @@ async fn embed_and_store(
             Some(vector::VectorRecord {
                 entity_id: codectx_core::embedding_text::memory_part_id(&entity.id, index)?,
                 values: e.values,
+                // Memory is not in native hybrid search (its lexical leg is the corpus).
+                text: String::new(),
             })
         })
         .collect();

@@ -115,23 +115,38 @@ pub async fn ranked_cards(
             .await
     };
     let dense_leg = async {
-        let Some(dense) = dense.filter(|_| retrieval.dense()) else {
+        let Some(dense) = dense.filter(|_| retrieval.dense() || retrieval.native()) else {
             return (None, Ok(Vec::new()));
         };
         let readiness = dense.vectors.advance(&dense.clients, context);
         if readiness == Readiness::Starting {
             return (Some(readiness), Ok(Vec::new()));
         }
+        let search = async {
+            if retrieval.native() {
+                code_vectors::native(
+                    &dense.vectors,
+                    &dense.clients,
+                    context,
+                    query,
+                    production_only,
+                )
+                .await
+            } else {
+                code_vectors::nearest(
+                    &dense.vectors,
+                    &dense.clients,
+                    context,
+                    query,
+                    0.0,
+                    production_only,
+                )
+                .await
+            }
+        };
         let found = tokio::time::timeout(
             Duration::from_secs(limits::DENSE_LEG_DEADLINE_SECONDS),
-            code_vectors::nearest(
-                &dense.vectors,
-                &dense.clients,
-                context,
-                query,
-                0.0,
-                production_only,
-            ),
+            search,
         )
         .await
         .map_err(|_| Error::unavailable("dense leg timed out after 2 s"))
@@ -153,7 +168,12 @@ pub async fn ranked_cards(
             Vec::new()
         }
     };
-    out.dense_top = dense_hits.first().map(|(_, score)| *score);
+    // Native hybrid's scores are RRF scores, not similarities: no floor judges them.
+    out.dense_top = if retrieval.native() {
+        None
+    } else {
+        dense_hits.first().map(|(_, score)| *score)
+    };
     let named: Vec<String> = ranked
         .candidates
         .iter()
@@ -177,11 +197,12 @@ pub async fn ranked_cards(
     // enough to count as a match, the leg's whole ranked list is evidence (a task's
     // second and third symbols are often further from its words than the first); when
     // it is not, the leg has nothing.
-    let similar: Vec<String> = if out.dense_top.is_some_and(|top| top >= floors.dense) {
-        dense_hits.iter().map(|(id, _)| id.clone()).collect()
-    } else {
-        Vec::new()
-    };
+    let similar: Vec<String> =
+        if retrieval.native() || out.dense_top.is_some_and(|top| top >= floors.dense) {
+            dense_hits.iter().map(|(id, _)| id.clone()).collect()
+        } else {
+            Vec::new()
+        };
     // Nothing exact: the ranked legs must show evidence, or there is no match. When the
     // dense leg could judge (it ran, complete or not), lexical words alone must be strong
     // enough; without it, BM25 stands alone as before.

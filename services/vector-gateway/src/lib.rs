@@ -13,7 +13,7 @@ use codectx_telemetry::TelemetryConfig;
 use codectx_tenant::{Scope, TenantContext, from_request};
 use codectx_vector::embedded::EmbeddedVectorStore;
 use codectx_vector::{CollectionKey, VectorScope, VectorStore, check_entity_id, isolate, prepare};
-use codectx_vector_milvus::{FilterMode, MilvusVectorStore};
+use codectx_vector_milvus::{FilterMode, HybridRecord, MilvusVectorStore};
 use serde::{Deserialize, Serialize};
 use tonic::service::Routes;
 use tonic::{Request, Response, Status};
@@ -24,7 +24,7 @@ pub const NAME: &str = "vector-gateway";
 /// Default gRPC port.
 pub const DEFAULT_PORT: u16 = 50054;
 
-const CAPABILITIES: &[&str] = &["describe", "upsert", "delete", "nearest"];
+const CAPABILITIES: &[&str] = &["describe", "upsert", "delete", "nearest", "list_ids"];
 
 /// Records per upsert, ids per delete.
 pub const MAX_RECORDS: usize = 256;
@@ -54,6 +54,10 @@ pub struct VectorsConfig {
     /// `template` (filter parameters; Milvus 2.5+) or `literal` (servers without
     /// templates, such as milvus-lite: only minted-id values are accepted, quoted).
     pub milvus_filter_mode: String,
+    /// Keep each record's approved text in a versioned hybrid collection beside the dense
+    /// one and answer `Hybrid` (Milvus's BM25 function and dense, fused by RRF k = 60 on
+    /// the server). Off by default: the in-house fusion is the default (ADR 0015).
+    pub milvus_native_hybrid: bool,
 }
 
 impl Default for Config {
@@ -75,6 +79,7 @@ impl Default for VectorsConfig {
             milvus_uri: String::new(),
             milvus_token_env: "CODECTX_MILVUS_TOKEN".into(),
             milvus_filter_mode: "template".into(),
+            milvus_native_hybrid: false,
         }
     }
 }
@@ -82,6 +87,13 @@ impl Default for VectorsConfig {
 /// Opens the configured backend and builds the service over it.
 pub async fn build(config: Config) -> Result<BuiltService, Error> {
     let vectors = &config.vectors;
+    if vectors.milvus_native_hybrid && vectors.backend != "milvus" {
+        return Err(Error::invalid_argument(
+            "vectors.milvus_native_hybrid",
+            "native hybrid search needs vectors.backend = \"milvus\"",
+        ));
+    }
+    let mut hybrid = None;
     let store: Arc<dyn VectorStore> = match vectors.backend.as_str() {
         "embedded" => Arc::new(EmbeddedVectorStore::open(std::path::Path::new(
             &vectors.embedded_path,
@@ -104,7 +116,12 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
                 ));
             }
             let token = std::env::var(&vectors.milvus_token_env).unwrap_or_default();
-            Arc::new(MilvusVectorStore::connect(&vectors.milvus_uri, &token, mode).await?)
+            let milvus =
+                Arc::new(MilvusVectorStore::connect(&vectors.milvus_uri, &token, mode).await?);
+            if vectors.milvus_native_hybrid {
+                hybrid = Some(milvus.clone());
+            }
+            milvus
         }
         other => {
             return Err(Error::invalid_argument(
@@ -113,17 +130,29 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
             ));
         }
     };
-    Ok(build_with_store(store))
+    Ok(build_with_stores(store, hybrid))
 }
 
 /// Builds the service over an open store.
 pub fn build_with_store(store: Arc<dyn VectorStore>) -> BuiltService {
+    build_with_stores(store, None)
+}
+
+/// Builds the service over an open store and, for native hybrid search, the Milvus store
+/// that keeps the hybrid collections.
+pub fn build_with_stores(
+    store: Arc<dyn VectorStore>,
+    hybrid: Option<Arc<MilvusVectorStore>>,
+) -> BuiltService {
     BuiltService {
         name: NAME,
         grpc_name: vector_gateway_service_server::SERVICE_NAME,
         routes: Routes::new(
-            vector_gateway_service_server::VectorGatewayServiceServer::new(VectorGateway { store })
-                .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
+            vector_gateway_service_server::VectorGatewayServiceServer::new(VectorGateway {
+                store,
+                hybrid,
+            })
+            .max_decoding_message_size(codectx_core::limits::GRPC_MESSAGE_BYTES),
         ),
         exempt_paths: Vec::new(),
         readiness: Readiness::new(true),
@@ -132,6 +161,30 @@ pub fn build_with_store(store: Arc<dyn VectorStore>) -> BuiltService {
 
 struct VectorGateway {
     store: Arc<dyn VectorStore>,
+    /// The Milvus store's hybrid collections, when native hybrid search is on.
+    hybrid: Option<Arc<MilvusVectorStore>>,
+}
+
+/// How many hits a search reads: 0 means the leg's 10; a caller may read deeper than it
+/// fuses, to filter (limits.rs).
+fn depth(limit: u32) -> usize {
+    if limit == 0 {
+        limits::CANDIDATES_PER_LEG
+    } else {
+        (limit as usize).min(limits::VECTOR_FETCH_DEPTH)
+    }
+}
+
+fn answer(hits: Vec<codectx_vector::Hit>) -> pb::NearestResponse {
+    pb::NearestResponse {
+        hits: hits
+            .into_iter()
+            .map(|h| pb::VectorHit {
+                entity_id: h.entity_id,
+                score: f64::from(h.score),
+            })
+            .collect(),
+    }
 }
 
 /// The scope a request reaches, from the verified context alone, and the permission it
@@ -183,9 +236,13 @@ impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
         request: Request<DescribeRequest>,
     ) -> Result<Response<DescribeResponse>, Status> {
         let context = from_request(&request)?;
+        let mut capabilities = CAPABILITIES.to_vec();
+        if self.hybrid.is_some() {
+            capabilities.push("hybrid");
+        }
         Ok(Response::new(codectx_runtime::describe(
             NAME,
-            CAPABILITIES,
+            &capabilities,
             &context,
         )))
     }
@@ -200,11 +257,25 @@ impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
         let key = collection(message.model)?;
         limits::check_count("records", message.records.len(), MAX_RECORDS, "records")?;
         let mut records = Vec::with_capacity(message.records.len());
+        let mut texts = Vec::new();
         for record in message.records {
             check_entity_id(&record.entity_id)?;
-            records.push((record.entity_id, prepare(&record.values, &key)?));
+            limits::check_bytes("records.text", &record.text, limits::TASK_BYTES)?;
+            let values = prepare(&record.values, &key)?;
+            if !record.text.trim().is_empty() {
+                texts.push(HybridRecord {
+                    entity_id: record.entity_id.clone(),
+                    text: record.text,
+                    vector: Some(values.clone()),
+                });
+            }
+            records.push((record.entity_id, values));
         }
         let upserted = self.store.upsert(&scope, &key, &records).await?;
+        // The hybrid collection after the dense one: an id listed by both is complete.
+        if let Some(hybrid) = &self.hybrid {
+            hybrid.hybrid_upsert(&scope, &key, &texts).await?;
+        }
         Ok(Response::new(pb::UpsertResponse {
             upserted: upserted as u32,
         }))
@@ -237,25 +308,49 @@ impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
         let scope = scope(&context, message.scope, false)?;
         let key = collection(message.model)?;
         let query = prepare(&message.query, &key)?;
-        let limit = if message.limit == 0 {
-            limits::CANDIDATES_PER_LEG
+        let hits = isolate(
+            &scope,
+            self.store
+                .nearest(&scope, &key, &query, depth(message.limit))
+                .await?,
+        );
+        Ok(Response::new(answer(hits)))
+    }
+
+    async fn hybrid(
+        &self,
+        request: Request<pb::HybridRequest>,
+    ) -> Result<Response<pb::NearestResponse>, Status> {
+        let context = from_request(&request)?;
+        let Some(hybrid) = &self.hybrid else {
+            return Err(Error::new(
+                codectx_errors::ErrorKind::Unimplemented,
+                "native hybrid search is off: set vectors.milvus_native_hybrid with the Milvus backend",
+            )
+            .into());
+        };
+        let message = request.into_inner();
+        let scope = scope(&context, message.scope, false)?;
+        let key = collection(message.model)?;
+        limits::check_bytes("text", &message.text, limits::TASK_BYTES)?;
+        let query = if message.query.is_empty() {
+            None
         } else {
-            // A caller may read deeper than it fuses, to filter (limits.rs).
-            (message.limit as usize).min(limits::VECTOR_FETCH_DEPTH)
+            Some(prepare(&message.query, &key)?)
         };
         let hits = isolate(
             &scope,
-            self.store.nearest(&scope, &key, &query, limit).await?,
+            hybrid
+                .hybrid_search(
+                    &scope,
+                    &key,
+                    &message.text,
+                    query.as_deref(),
+                    depth(message.limit),
+                )
+                .await?,
         );
-        Ok(Response::new(pb::NearestResponse {
-            hits: hits
-                .into_iter()
-                .map(|h| pb::VectorHit {
-                    entity_id: h.entity_id,
-                    score: f64::from(h.score),
-                })
-                .collect(),
-        }))
+        Ok(Response::new(answer(hits)))
     }
 
     async fn list_ids(
@@ -266,7 +361,19 @@ impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
         let message = request.into_inner();
         let scope = scope(&context, message.scope, false)?;
         let key = collection(message.model)?;
-        let entity_ids = self.store.ids(&scope, &key, &message.prefix).await?;
+        let mut entity_ids = self.store.ids(&scope, &key, &message.prefix).await?;
+        // With native hybrid on, a code symbol is stored when both collections hold it:
+        // the caller's plan then writes (backfills) what the hybrid collection lacks.
+        // Memory records carry no text and are listed as before.
+        let code = pb::VectorScopeKind::try_from(message.scope) == Ok(pb::VectorScopeKind::Code);
+        if let (Some(hybrid), true) = (&self.hybrid, code) {
+            let held: std::collections::HashSet<String> = hybrid
+                .hybrid_ids(&scope, &key, &message.prefix)
+                .await?
+                .into_iter()
+                .collect();
+            entity_ids.retain(|id| held.contains(id));
+        }
         Ok(Response::new(pb::ListIdsResponse { entity_ids }))
     }
 }

@@ -5,6 +5,11 @@ pub struct VectorRecord {
     pub entity_id: ::prost::alloc::string::String,
     #[prost(float, repeated, tag = "2")]
     pub values: ::prost::alloc::vec::Vec<f32>,
+    /// The approved metadata text the vector was computed from (code symbols: identifier
+    /// words, kind, path words, signature, summary). Kept for native hybrid search only;
+    /// empty: none.
+    #[prost(string, tag = "3")]
+    pub text: ::prost::alloc::string::String,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct UpsertRequest {
@@ -57,6 +62,22 @@ pub struct VectorHit {
 pub struct NearestResponse {
     #[prost(message, repeated, tag = "1")]
     pub hits: ::prost::alloc::vec::Vec<VectorHit>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct HybridRequest {
+    #[prost(message, optional, tag = "1")]
+    pub model: ::core::option::Option<super::super::embedding::v1::ModelIdentity>,
+    /// The query's vector (same model); empty: the BM25 leg alone.
+    #[prost(float, repeated, tag = "2")]
+    pub query: ::prost::alloc::vec::Vec<f32>,
+    /// The query's words for the BM25 leg; empty: the dense leg alone.
+    #[prost(string, tag = "3")]
+    pub text: ::prost::alloc::string::String,
+    /// At most 30; 0 means 10.
+    #[prost(uint32, tag = "4")]
+    pub limit: u32,
+    #[prost(enumeration = "VectorScopeKind", tag = "5")]
+    pub scope: i32,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ListIdsRequest {
@@ -329,6 +350,35 @@ pub mod vector_gateway_service_client {
                 );
             self.inner.unary(req, path, codec).await
         }
+        /// Native hybrid search (Milvus with vectors.milvus_native_hybrid on): BM25 over the
+        /// records' approved text and the dense leg, both filtered by the scope, fused by RRF
+        /// (k = 60) in the backend. UNIMPLEMENTED when it is off.
+        pub async fn hybrid(
+            &mut self,
+            request: impl tonic::IntoRequest<super::HybridRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::NearestResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/codectx.vector.v1.VectorGatewayService/Hybrid",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new("codectx.vector.v1.VectorGatewayService", "Hybrid"),
+                );
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -370,6 +420,13 @@ pub mod vector_gateway_service_server {
             &self,
             request: tonic::Request<super::ListIdsRequest>,
         ) -> std::result::Result<tonic::Response<super::ListIdsResponse>, tonic::Status>;
+        /// Native hybrid search (Milvus with vectors.milvus_native_hybrid on): BM25 over the
+        /// records' approved text and the dense leg, both filtered by the scope, fused by RRF
+        /// (k = 60) in the backend. UNIMPLEMENTED when it is off.
+        async fn hybrid(
+            &self,
+            request: tonic::Request<super::HybridRequest>,
+        ) -> std::result::Result<tonic::Response<super::NearestResponse>, tonic::Status>;
     }
     /// Dense nearest-neighbour search over memory entity vectors and code symbol vectors. The
     /// scope comes only from the verified TenantContext: memory is the context's tenant and
@@ -665,6 +722,51 @@ pub mod vector_gateway_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListIdsSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/codectx.vector.v1.VectorGatewayService/Hybrid" => {
+                    #[allow(non_camel_case_types)]
+                    struct HybridSvc<T: VectorGatewayService>(pub Arc<T>);
+                    impl<
+                        T: VectorGatewayService,
+                    > tonic::server::UnaryService<super::HybridRequest>
+                    for HybridSvc<T> {
+                        type Response = super::NearestResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::HybridRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as VectorGatewayService>::hybrid(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = HybridSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

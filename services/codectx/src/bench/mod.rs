@@ -121,12 +121,15 @@ impl BenchArgs {
         self.graph.backend()
     }
 
-    fn vector_backend(&self) -> VectorBackend {
+    /// The vector store for an arm: Milvus keeps the hybrid collection for the native
+    /// arm only, so the other arms measure what they always did.
+    fn vector_backend(&self, arm: Arm) -> VectorBackend {
         match &self.milvus {
             None => VectorBackend::Embedded,
             Some(uri) => VectorBackend::Milvus {
                 uri: uri.clone(),
                 literal_filters: !self.milvus_filter_templates,
+                native_hybrid: arm == Arm::Native,
             },
         }
     }
@@ -216,6 +219,9 @@ pub enum Arm {
     Bm25,
     /// The dense leg only.
     Dense,
+    /// Exact lookup, then Milvus's native hybrid search (BM25 function and dense fused by
+    /// RRF in Milvus) for code; needs --milvus (ADR 0015).
+    Native,
 }
 
 impl Arm {
@@ -226,6 +232,7 @@ impl Arm {
             Arm::Exact => RetrievalLegs::Exact,
             Arm::Bm25 => RetrievalLegs::Bm25,
             Arm::Dense => RetrievalLegs::Dense,
+            Arm::Native => RetrievalLegs::Native,
         }
     }
 
@@ -236,6 +243,7 @@ impl Arm {
             Arm::Exact => "exact",
             Arm::Bm25 => "bm25",
             Arm::Dense => "dense",
+            Arm::Native => "native",
         }
     }
 }
@@ -494,6 +502,10 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
         ModeSelection::Task => vec![Mode::Task],
         ModeSelection::Both => vec![Mode::Call, Mode::Task],
     };
+    anyhow::ensure!(
+        args.milvus.is_some() || !args.arms.contains(&Arm::Native),
+        "the native arm is Milvus's native hybrid search: pass --milvus URI (make bench-native starts milvus-lite)"
+    );
     let mut arms = args.arms.clone();
     arms.sort();
     arms.dedup();
@@ -512,7 +524,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
             model_directory: args.models.clone(),
             code_floors: args.code_floors,
             graph: args.graph_backend(),
-            vectors: args.vector_backend(),
+            vectors: args.vector_backend(*arm),
             ..StackOptions::ephemeral(args.data.clone())
         })
         .await?;
@@ -568,7 +580,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
                         .map(str::to_owned),
                     Err(_) => None,
                 };
-                let Some(building) = building.filter(|_| arm.legs().dense()) else {
+                let Some(building) = building.filter(|_| arm.legs().dense() || arm.legs().native())
+                else {
                     break;
                 };
                 if began.elapsed() >= Duration::from_secs(args.wait_for_vectors) {
