@@ -156,11 +156,15 @@ impl RetrievalLegs {
         }
     }
 
-    /// Whether BM25 candidates count.
+    /// Whether BM25 candidates count (native: the shared ranker's BM25 judges whether a
+    /// query matched; Milvus's own BM25 ranks).
     pub fn bm25(self) -> bool {
         matches!(
             self,
-            RetrievalLegs::Hybrid | RetrievalLegs::Lexical | RetrievalLegs::Bm25
+            RetrievalLegs::Hybrid
+                | RetrievalLegs::Lexical
+                | RetrievalLegs::Bm25
+                | RetrievalLegs::Native
         )
     }
 
@@ -547,8 +551,9 @@ mod tests {
         assert_eq!(keeps(RetrievalLegs::Bm25), (false, true, false));
         assert_eq!(keeps(RetrievalLegs::Dense), (false, false, true));
         assert!(!RetrievalLegs::Dense.lexical());
-        // Native: code's exact leg stays; BM25 and dense are Milvus's fused list instead.
-        assert_eq!(keeps(RetrievalLegs::Native), (true, false, false));
+        // Native: the exact leg stays; the shared BM25 judges whether a query matched and
+        // Milvus's fused list ranks (dense() is the in-house dense list, not run for it).
+        assert_eq!(keeps(RetrievalLegs::Native), (true, true, false));
         assert!(RetrievalLegs::Native.native() && !RetrievalLegs::Hybrid.native());
         assert_eq!(RetrievalLegs::Native.memory(), RetrievalLegs::Hybrid);
     }

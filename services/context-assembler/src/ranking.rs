@@ -116,32 +116,40 @@ pub async fn ranked_cards(
     };
     let dense_leg = async {
         let Some(dense) = dense.filter(|_| retrieval.dense() || retrieval.native()) else {
-            return (None, Ok(Vec::new()));
+            return (None, Ok((Vec::new(), None)));
         };
         let readiness = dense.vectors.advance(&dense.clients, context);
         if readiness == Readiness::Starting {
-            return (Some(readiness), Ok(Vec::new()));
+            return (Some(readiness), Ok((Vec::new(), None)));
         }
+        // The ranked list, and the nearest symbol's similarity that judges whether the
+        // query matched at all: native hybrid ranks with Milvus's fused list (RRF scores
+        // are no similarity), judged by the dense collection's nearest as the in-house
+        // fusion is.
         let search = async {
+            let nearest = code_vectors::nearest(
+                &dense.vectors,
+                &dense.clients,
+                context,
+                query,
+                0.0,
+                production_only,
+            );
             if retrieval.native() {
-                code_vectors::native(
+                let native = code_vectors::native(
                     &dense.vectors,
                     &dense.clients,
                     context,
                     query,
                     production_only,
-                )
-                .await
+                );
+                let (judge, list) = tokio::join!(nearest, native);
+                let top = judge?.first().map(|(_, score)| *score);
+                Ok((list?, top))
             } else {
-                code_vectors::nearest(
-                    &dense.vectors,
-                    &dense.clients,
-                    context,
-                    query,
-                    0.0,
-                    production_only,
-                )
-                .await
+                let hits = nearest.await?;
+                let top = hits.first().map(|(_, score)| *score);
+                Ok((hits, top))
             }
         };
         let found = tokio::time::timeout(
@@ -160,20 +168,15 @@ pub async fn ranked_cards(
     if let Some(note) = readiness.as_ref().and_then(Readiness::note) {
         out.degraded.push(note);
     }
-    let dense_hits: Vec<(String, f64)> = match dense_result {
-        Ok(hits) => hits,
+    let (dense_hits, dense_top): (Vec<(String, f64)>, Option<f64>) = match dense_result {
+        Ok(found) => found,
         Err(error) => {
             codectx_telemetry::record_fallback(codectx_telemetry::FallbackLeg::Vector);
             out.degraded.push(format!("vector: {}", error.message()));
-            Vec::new()
+            (Vec::new(), None)
         }
     };
-    // Native hybrid's scores are RRF scores, not similarities: no floor judges them.
-    out.dense_top = if retrieval.native() {
-        None
-    } else {
-        dense_hits.first().map(|(_, score)| *score)
-    };
+    out.dense_top = dense_top;
     let named: Vec<String> = ranked
         .candidates
         .iter()
@@ -197,8 +200,12 @@ pub async fn ranked_cards(
     // enough to count as a match, the leg's whole ranked list is evidence (a task's
     // second and third symbols are often further from its words than the first); when
     // it is not, the leg has nothing.
+    let strong = out.lexical_strength.is_some_and(|s| s >= floors.lexical);
+    let matched = out.dense_top.is_some_and(|top| top >= floors.dense);
+    // Native: Milvus's list already fuses BM25 over the same text, so it stands for both
+    // ranked legs, and it counts when either leg's signal says the query matched.
     let similar: Vec<String> =
-        if retrieval.native() || out.dense_top.is_some_and(|top| top >= floors.dense) {
+        if matched || (retrieval.native() && (strong || out.dense_top.is_none())) {
             dense_hits.iter().map(|(id, _)| id.clone()).collect()
         } else {
             Vec::new()
@@ -211,8 +218,15 @@ pub async fn ranked_cards(
     // is trusted as a whole. (Fusing it whenever the dense leg matched tied on the
     // calibration set and answered fewer tasks: BM25's weak lists push the dense leg's
     // right symbols out of the top entries.)
-    let strong = out.lexical_strength.is_some_and(|s| s >= floors.lexical);
-    let lexical_weight = if !dense_judged || strong {
+    let lexical_weight = if retrieval.native() {
+        // Milvus's list holds BM25's ranking already; without it (the leg failed or has
+        // no vectors yet) the shared BM25 list stands alone, as for the in-house fusion.
+        if similar.is_empty() && !dense_judged {
+            1.0
+        } else {
+            0.0
+        }
+    } else if !dense_judged || strong {
         1.0
     } else if !similar.is_empty() {
         floors.lexical_weight
