@@ -276,6 +276,16 @@ pub async fn start_indexed_with(
     name: &str,
     prepare: impl FnOnce(&std::path::Path),
 ) -> IndexedStack {
+    start_indexed_on(fixture, name, prepare, |options| options).await
+}
+
+/// [`start_indexed_with`] on a stack `configure` sets up (backends, retrieval legs).
+pub async fn start_indexed_on(
+    fixture: &str,
+    name: &str,
+    prepare: impl FnOnce(&std::path::Path),
+    configure: impl FnOnce(StackOptions) -> StackOptions,
+) -> IndexedStack {
     use codectx::indexing::{self, IndexArgs};
     let checkout = tempfile::tempdir().unwrap();
     copy_dir(
@@ -298,9 +308,11 @@ pub async fn start_indexed_with(
     let store = indexing::open_store(&args).await.unwrap();
     indexing::run(&args, &*store).await.unwrap();
     drop(store);
-    let stack = Stack::start(StackOptions::ephemeral(data.path().to_path_buf()))
-        .await
-        .unwrap();
+    let stack = Stack::start(configure(StackOptions::ephemeral(
+        data.path().to_path_buf(),
+    )))
+    .await
+    .unwrap();
     let stack = TestStack { stack, data };
     let authorized = authorize(&stack, stack.admin_key(), name).await.unwrap();
     let context = stack

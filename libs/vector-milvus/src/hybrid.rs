@@ -13,8 +13,6 @@
 //! [`VectorStore::delete`](codectx_vector::VectorStore::delete) reaches these
 //! collections as it reaches every registered one.
 
-use std::collections::HashMap;
-
 use codectx_errors::Error;
 use codectx_vector::{CollectionKey, Hit, VectorScope};
 use milvus::v2 as sdk;
@@ -71,33 +69,7 @@ impl MilvusVectorStore {
             return Ok(name);
         }
         if !self.has(&name).await? {
-            let schema = CollectionSchema::new()
-                .add_field(
-                    FieldSchema::new()
-                        .name(PRIMARY)
-                        .data_type(DataType::VarChar)
-                        .max_length(8192)
-                        .primary_key(true),
-                )
-                .add_field(
-                    FieldSchema::new()
-                        .name(TENANT)
-                        .data_type(DataType::VarChar)
-                        .max_length(256)
-                        .partition_key(true),
-                )
-                .add_field(
-                    FieldSchema::new()
-                        .name(NAMESPACE)
-                        .data_type(DataType::VarChar)
-                        .max_length(512),
-                )
-                .add_field(
-                    FieldSchema::new()
-                        .name(ENTITY)
-                        .data_type(DataType::VarChar)
-                        .max_length(4096),
-                )
+            let schema = crate::scoped_schema()
                 .add_field(
                     FieldSchema::new()
                         .name(TEXT)
@@ -128,52 +100,11 @@ impl MilvusVectorStore {
                         .input_fields([TEXT])
                         .output_fields([SPARSE]),
                 );
-            self.client
-                .create_collection(
-                    sdk::request::collection::CreateCollectionRequest::builder()
-                        .collection_name(&name)
-                        .schema(schema)
-                        .build()
-                        .map_err(backend)?,
-                )
-                .await
-                .map_err(backend)?;
-            for index in [
-                IndexParam::new()
-                    .field_name(VECTOR)
-                    .index_type(IndexType::Hnsw)
-                    .metric_type(MetricType::Cosine)
-                    .extra_params(HashMap::from([
-                        ("M".into(), "16".into()),
-                        ("efConstruction".into(), "100".into()),
-                    ])),
-                IndexParam::new()
-                    .field_name(SPARSE)
-                    .index_type(IndexType::SparseInvertedIndex)
-                    .metric_type(MetricType::Bm25),
-            ] {
-                self.client
-                    .create_index(
-                        sdk::request::index::CreateIndexRequest::builder()
-                            .collection_name(&name)
-                            .index_param(index)
-                            // milvus-lite does not answer synchronous index waits.
-                            .sync(false)
-                            .build()
-                            .map_err(backend)?,
-                    )
-                    .await
-                    .map_err(backend)?;
-            }
-            self.client
-                .load_collection(
-                    sdk::request::collection::LoadCollectionRequest::builder()
-                        .collection_name(&name)
-                        .build()
-                        .map_err(backend)?,
-                )
-                .await
-                .map_err(backend)?;
+            let sparse = IndexParam::new()
+                .field_name(SPARSE)
+                .index_type(IndexType::SparseInvertedIndex)
+                .metric_type(MetricType::Bm25);
+            self.create(&name, schema, vec![sparse]).await?;
         }
         // Registered, so `delete` removes a deleted entity from it too.
         self.register(&name).await?;

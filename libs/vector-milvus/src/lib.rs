@@ -139,7 +139,14 @@ impl MilvusVectorStore {
             .exists())
     }
 
-    async fn create(&self, name: &str, schema: CollectionSchema) -> Result<(), Error> {
+    /// Creates a collection with an HNSW (cosine) index on the dense vector and any
+    /// `more` indexes, and loads it.
+    pub(crate) async fn create(
+        &self,
+        name: &str,
+        schema: CollectionSchema,
+        more: Vec<IndexParam>,
+    ) -> Result<(), Error> {
         self.client
             .create_collection(
                 sdk::request::collection::CreateCollectionRequest::builder()
@@ -150,27 +157,28 @@ impl MilvusVectorStore {
             )
             .await
             .map_err(backend)?;
-        self.client
-            .create_index(
-                sdk::request::index::CreateIndexRequest::builder()
-                    .collection_name(name)
-                    .index_param(
-                        IndexParam::new()
-                            .field_name(VECTOR)
-                            .index_type(IndexType::Hnsw)
-                            .metric_type(MetricType::Cosine)
-                            .extra_params(HashMap::from([
-                                ("M".into(), "16".into()),
-                                ("efConstruction".into(), "100".into()),
-                            ])),
-                    )
-                    // milvus-lite does not answer synchronous index waits.
-                    .sync(false)
-                    .build()
-                    .map_err(backend)?,
-            )
-            .await
-            .map_err(backend)?;
+        let dense = IndexParam::new()
+            .field_name(VECTOR)
+            .index_type(IndexType::Hnsw)
+            .metric_type(MetricType::Cosine)
+            .extra_params(HashMap::from([
+                ("M".into(), "16".into()),
+                ("efConstruction".into(), "100".into()),
+            ]));
+        for index in std::iter::once(dense).chain(more) {
+            self.client
+                .create_index(
+                    sdk::request::index::CreateIndexRequest::builder()
+                        .collection_name(name)
+                        .index_param(index)
+                        // milvus-lite does not answer synchronous index waits.
+                        .sync(false)
+                        .build()
+                        .map_err(backend)?,
+                )
+                .await
+                .map_err(backend)?;
+        }
         self.client
             .load_collection(
                 sdk::request::collection::LoadCollectionRequest::builder()
@@ -199,7 +207,7 @@ impl MilvusVectorStore {
                         .data_type(DataType::FloatVector)
                         .dimension(2),
                 );
-            self.create(REGISTRY, schema).await?;
+            self.create(REGISTRY, schema, Vec::new()).await?;
         }
         let row = json!({PRIMARY: name, VECTOR: [1.0, 0.0]});
         self.client
@@ -275,40 +283,13 @@ impl MilvusVectorStore {
             self.remember_known(&name)?;
             return Ok(name);
         }
-        let schema = CollectionSchema::new()
-            .add_field(
-                FieldSchema::new()
-                    .name(PRIMARY)
-                    .data_type(DataType::VarChar)
-                    .max_length(8192)
-                    .primary_key(true),
-            )
-            .add_field(
-                FieldSchema::new()
-                    .name(TENANT)
-                    .data_type(DataType::VarChar)
-                    .max_length(256)
-                    .partition_key(true),
-            )
-            .add_field(
-                FieldSchema::new()
-                    .name(NAMESPACE)
-                    .data_type(DataType::VarChar)
-                    .max_length(512),
-            )
-            .add_field(
-                FieldSchema::new()
-                    .name(ENTITY)
-                    .data_type(DataType::VarChar)
-                    .max_length(4096),
-            )
-            .add_field(
-                FieldSchema::new()
-                    .name(VECTOR)
-                    .data_type(DataType::FloatVector)
-                    .dimension(collection.dimension),
-            );
-        self.create(&name, schema).await?;
+        let schema = scoped_schema().add_field(
+            FieldSchema::new()
+                .name(VECTOR)
+                .data_type(DataType::FloatVector)
+                .dimension(collection.dimension),
+        );
+        self.create(&name, schema, Vec::new()).await?;
         self.register(&name).await?;
         self.remember_known(&name)?;
         Ok(name)
@@ -341,6 +322,38 @@ impl MilvusVectorStore {
         }
         Ok(names)
     }
+}
+
+/// The fields every scoped collection has: the primary key (scope and id), the tenant
+/// as the partition key, the namespace and the entity id.
+pub(crate) fn scoped_schema() -> CollectionSchema {
+    CollectionSchema::new()
+        .add_field(
+            FieldSchema::new()
+                .name(PRIMARY)
+                .data_type(DataType::VarChar)
+                .max_length(8192)
+                .primary_key(true),
+        )
+        .add_field(
+            FieldSchema::new()
+                .name(TENANT)
+                .data_type(DataType::VarChar)
+                .max_length(256)
+                .partition_key(true),
+        )
+        .add_field(
+            FieldSchema::new()
+                .name(NAMESPACE)
+                .data_type(DataType::VarChar)
+                .max_length(512),
+        )
+        .add_field(
+            FieldSchema::new()
+                .name(ENTITY)
+                .data_type(DataType::VarChar)
+                .max_length(4096),
+        )
 }
 
 pub(crate) fn primary_key(scope: &VectorScope, id: &str) -> String {

@@ -373,55 +373,67 @@ async fn plan(
 }
 
 /// Milvus's native hybrid search for a code query (BM25 over the symbols' metadata text
-/// and the dense leg, fused by RRF in Milvus): node ids, best first, with the fused
-/// score, at most [`limits::CANDIDATES_PER_LEG`]; test code left out as for
-/// [`nearest`].
+/// and the dense leg, fused by RRF in Milvus), with the dense collection's nearest
+/// similarity that judges whether the query matched (RRF scores are no similarity): node
+/// ids, best first, with the fused score, at most [`limits::CANDIDATES_PER_LEG`], test
+/// code left out as for [`nearest`]; the query is embedded once for both.
 pub async fn native(
     vectors: &CodeVectors,
     clients: &Clients,
     context: &TenantContext,
     query: &str,
     production_only: bool,
-) -> Result<Vec<(String, f64)>, Error> {
-    let depth = if production_only {
+) -> Result<(Vec<(String, f64)>, Option<f64>), Error> {
+    let depth = fetch_depth(production_only);
+    let (model, query_vector) =
+        crate::dense::embed_query(&clients.embedding, context, query).await?;
+    let fused = clients.vectors.hybrid(
+        context,
+        vector::HybridRequest {
+            model: model.clone(),
+            query: query_vector.clone(),
+            text: query.to_owned(),
+            limit: depth as u32,
+            scope: VectorScopeKind::Code as i32,
+        },
+    );
+    let judge = crate::dense::nearest_to(
+        &clients.vectors,
+        context,
+        model,
+        query_vector,
+        VectorScopeKind::Code,
+        depth,
+    );
+    let (fused, judge) = tokio::join!(fused, judge);
+    let top = known(vectors, context, judge?, production_only)
+        .first()
+        .map(|(_, score)| *score);
+    Ok((known(vectors, context, fused?.hits, production_only), top))
+}
+
+/// How deep a leg reads: deeper when test code is left out, so tests named like the task
+/// do not crowd out the code it describes.
+fn fetch_depth(production_only: bool) -> usize {
+    if production_only {
         limits::VECTOR_FETCH_DEPTH
     } else {
         limits::CANDIDATES_PER_LEG
-    };
-    let embedded = clients
-        .embedding
-        .embed(
-            context,
-            EmbedRequest {
-                texts: vec![query.to_owned()],
-                purpose: EmbedPurpose::Query as i32,
-            },
-        )
-        .await?;
-    let query_vector = embedded
-        .embeddings
-        .into_iter()
-        .next()
-        .map(|e| e.values)
-        .unwrap_or_default();
-    let hits = clients
-        .vectors
-        .hybrid(
-            context,
-            vector::HybridRequest {
-                model: embedded.model,
-                query: query_vector,
-                text: query.to_owned(),
-                limit: depth as u32,
-                scope: VectorScopeKind::Code as i32,
-            },
-        )
-        .await?
-        .hits;
+    }
+}
+
+/// The hits whose vector the plan knows, as node ids (a vector of a symbol that changed
+/// since is dropped), test code left out with `production_only`, at most
+/// [`limits::CANDIDATES_PER_LEG`].
+fn known(
+    vectors: &CodeVectors,
+    context: &TenantContext,
+    hits: Vec<vector::VectorHit>,
+    production_only: bool,
+) -> Vec<(String, f64)> {
     let graph = vectors.graph(context.graph_id());
     let state = lock(&graph);
-    Ok(hits
-        .into_iter()
+    hits.into_iter()
         .filter(|h| !(production_only && state.tests.contains(&h.entity_id)))
         .filter_map(|h| {
             state
@@ -430,7 +442,7 @@ pub async fn native(
                 .map(|node| (node.clone(), h.score))
         })
         .take(limits::CANDIDATES_PER_LEG)
-        .collect())
+        .collect()
 }
 
 /// The dense leg for a code query: node ids of the nearest symbols at or above `floor`,
@@ -446,33 +458,16 @@ pub async fn nearest(
     floor: f64,
     production_only: bool,
 ) -> Result<Vec<(String, f64)>, Error> {
-    let depth = if production_only {
-        limits::VECTOR_FETCH_DEPTH
-    } else {
-        limits::CANDIDATES_PER_LEG
-    };
     let hits = crate::dense::nearest(
         &clients.embedding,
         &clients.vectors,
         context,
         query,
         VectorScopeKind::Code,
-        depth,
+        fetch_depth(production_only),
     )
     .await?;
-    // A vector the plan does not know (its symbol changed since) is dropped.
-    let graph = vectors.graph(context.graph_id());
-    let state = lock(&graph);
-    Ok(hits
-        .into_iter()
-        .filter(|h| h.score >= floor)
-        .filter(|h| !(production_only && state.tests.contains(&h.entity_id)))
-        .filter_map(|h| {
-            state
-                .owners
-                .get(&h.entity_id)
-                .map(|node| (node.clone(), h.score))
-        })
-        .take(limits::CANDIDATES_PER_LEG)
-        .collect())
+    let mut kept = known(vectors, context, hits, production_only);
+    kept.retain(|(_, score)| *score >= floor);
+    Ok(kept)
 }

@@ -127,27 +127,25 @@ pub async fn ranked_cards(
         // are no similarity), judged by the dense collection's nearest as the in-house
         // fusion is.
         let search = async {
-            let nearest = code_vectors::nearest(
-                &dense.vectors,
-                &dense.clients,
-                context,
-                query,
-                0.0,
-                production_only,
-            );
             if retrieval.native() {
-                let native = code_vectors::native(
+                code_vectors::native(
                     &dense.vectors,
                     &dense.clients,
                     context,
                     query,
                     production_only,
-                );
-                let (judge, list) = tokio::join!(nearest, native);
-                let top = judge?.first().map(|(_, score)| *score);
-                Ok((list?, top))
+                )
+                .await
             } else {
-                let hits = nearest.await?;
+                let hits = code_vectors::nearest(
+                    &dense.vectors,
+                    &dense.clients,
+                    context,
+                    query,
+                    0.0,
+                    production_only,
+                )
+                .await?;
                 let top = hits.first().map(|(_, score)| *score);
                 Ok((hits, top))
             }
