@@ -487,7 +487,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
     }
 
     // Tenants other than dev: their organisations, indexed repositories and keys.
-    let tenants = tenants::prepare(&workload, &repos, &args.data).await?;
+    let tenants = tenants::prepare(&workload, &repos, &args.data, &args.graph).await?;
 
     let baselines: BTreeMap<String, Baseline> = questions
         .iter()

@@ -54,10 +54,12 @@ pub fn named(workload: &Workload) -> Vec<String> {
 
 /// Creates (or finds) each tenant's organisation, indexes the workload's repositories
 /// under it, and gives it a member subject with a new API key and every scope.
+/// The repositories are indexed into `graph`, the store the measured stack reads.
 pub async fn prepare(
     workload: &Workload,
     repos: &BTreeMap<String, PathBuf>,
     data: &Path,
+    graph: &crate::indexing::GraphArgs,
 ) -> anyhow::Result<Tenants> {
     let names = named(workload);
     let mut tenants = Tenants::default();
@@ -75,6 +77,7 @@ pub async fn prepare(
             let index_args = IndexArgs {
                 quiet: true,
                 org: Some(name.clone()),
+                graph: graph.clone(),
                 ..IndexArgs::embedded(
                     repos[&repo.key].clone(),
                     repo.key.clone(),
