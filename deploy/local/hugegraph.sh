@@ -97,7 +97,7 @@ start() {
   (cd "$state" && printf '%s\n' "$password" | java "${java_flags[@]}" -Xmx512m -cp "$cp" \
     org.apache.hugegraph.cmd.InitStore conf/rest-server.properties >"$state/init.log" 2>&1) \
     || { tail -30 "$state/init.log" >&2; fail "InitStore failed (log above)"; }
-  (cd "$state" && exec java "${java_flags[@]}" -Xms256m -Xmx1g -Dname=HugeGraphServer -cp "$cp" \
+  (cd "$state" && exec java "${java_flags[@]}" -Xms256m -Xmx2g -Dname=HugeGraphServer -cp "$cp" \
     org.apache.hugegraph.dist.HugeGraphServer conf/gremlin-server.yaml conf/rest-server.properties \
     >"$state/log" 2>&1) &
   echo $! >"$state/pid"
