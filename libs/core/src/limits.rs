@@ -41,6 +41,11 @@ pub const DEFAULT_TOKENS_MINIMAL_CONTEXT: u32 = 1_500;
 pub const DEFAULT_TOKENS_CONTEXT: u32 = 20_000;
 pub const OPERATION_DEADLINE_SECONDS: u64 = 10;
 pub const DENSE_LEG_DEADLINE_SECONDS: u64 = 2;
+/// A lexical corpus stream is a cache fill, not a tool call: its first chunk is due within
+/// the operation deadline, and the whole stream within this one (a server graph store
+/// reads a large graph's corpus page by page for longer than a tool call may take; the
+/// lexical ranker keeps loading after the caller that started it has given up).
+pub const CORPUS_STREAM_DEADLINE_SECONDS: u64 = 120;
 
 /// `INVALID_ARGUMENT` (reason `limit_exceeded`) when `value` is longer than `limit` bytes.
 pub fn check_bytes(field: &str, value: &str, limit: usize) -> Result<(), Error> {

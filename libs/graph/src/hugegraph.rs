@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use crate::model::{
     Confidence, Direction, EdgeKind, Node, NodeKind, NodeRow, OwnerGraph, RepositoryInfo,
 };
-use crate::{EdgeHit, EdgePage, GraphStore, LanguageCount};
+use crate::{EdgeHit, EdgePage, GraphStore, LanguageCount, NodesPage};
 
 /// Rows bound to one write script (each row one vertex or edge).
 const BATCH: usize = 500;
@@ -240,10 +240,6 @@ const NODES_BY_ID: &str = with_node_fn!(
     "graph.vertices(vids.toArray()).toList().findAll { it.label() == 'code_node' && it.value('graph_id') == gid }.collect { node(it) }"
 );
 
-const NODES_OF_KINDS: &str = with_node_fn!(
-    "kinds.collectMany { k -> g.V().hasLabel('code_node').has('graph_id', gid).has('kind', k).toList().collect { node(it) } }"
-);
-
 /// The edges of the given labels at a root, with the node at the other end.
 const EDGES: &str = with_node_fn!(
     "def found = graph.vertices(vid)\n\
@@ -272,7 +268,8 @@ const LANGUAGE_COUNTS: &str = "def m = [:]\n\
     m.values().toList()";
 
 const NEIGHBOUR_NAMES: &str = "def out = []\n\
-    from_kinds.each { k -> g.V().hasLabel('code_node').has('graph_id', gid).has('kind', k).toList().each { a ->\n\
+    if (vids.isEmpty()) return out\n\
+    graph.vertices(vids as Object[]).each { a -> if (a.value('graph_id') == gid) {\n\
       a.edges(Direction.OUT, edge_label).each { e -> def b = e.inVertex()\n\
         if (b.value('graph_id') == gid && to_kinds.contains(b.value('kind'))) out << [a.value('nid'), e.value('line'), b.value('nid'), b.value('name')] } } }\n\
     out";
@@ -283,6 +280,8 @@ pub struct HugeGraphStore {
     client: reqwest::Client,
     in_flight: std::sync::Arc<tokio::sync::Semaphore>,
     gremlin_url: String,
+    /// `<base>/graphs/<graph>/graph/vertices`: the typed REST endpoint that pages.
+    vertices_url: String,
     graph: String,
     user: String,
     password: String,
@@ -413,6 +412,7 @@ impl HugeGraphStore {
             client,
             in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT)),
             gremlin_url: format!("{base}/gremlin"),
+            vertices_url: format!("{base}/graphs/{graph}/graph/vertices"),
             graph,
             user: user.to_owned(),
             password: password.to_owned(),
@@ -446,15 +446,24 @@ impl HugeGraphStore {
             "language": "gremlin-groovy",
             "aliases": { "g": format!("__g_{}", self.graph), "graph": self.graph },
         });
+        let bytes = self
+            .send(|| self.client.post(&self.gremlin_url).json(&body))
+            .await?;
+        let reply: GremlinReply = serde_json::from_slice(&bytes).map_err(backend)?;
+        Ok(reply.result.data)
+    }
+
+    /// Sends one request (built afresh for each attempt) with the store's credentials,
+    /// at most [`MAX_IN_FLIGHT`] at once, retrying a 503 (the server did not run it);
+    /// answers the body of a success and a backend error naming the server's reason
+    /// otherwise.
+    async fn send(&self, request: impl Fn() -> reqwest::RequestBuilder) -> Result<Vec<u8>, Error> {
         let _permit = self.in_flight.acquire().await.map_err(backend)?;
         let mut pause = std::time::Duration::from_millis(10);
         let mut attempt = 1;
         let (status, bytes) = loop {
-            let response = self
-                .client
-                .post(&self.gremlin_url)
+            let response = request()
                 .basic_auth(&self.user, Some(&self.password))
-                .json(&body)
                 .send()
                 .await
                 .map_err(backend)?;
@@ -486,8 +495,7 @@ impl HugeGraphStore {
                 .unwrap_or_else(|_| String::from_utf8_lossy(&bytes).into_owned());
             return Err(backend(format!("{status}: {}", detail.trim())));
         }
-        let reply: GremlinReply = serde_json::from_slice(&bytes).map_err(backend)?;
-        Ok(reply.result.data)
+        Ok(bytes.into())
     }
 
     /// Runs a script whose result is a list of rows of `T`.
@@ -519,6 +527,67 @@ impl HugeGraphStore {
             )
             .await?;
         Ok(scoped_nodes(graph_id, rows))
+    }
+}
+
+/// A HugeGraph corpus cursor: the index of the kind being read, `:`, and the server's
+/// page token within it (empty: its first page).
+fn parse_cursor(cursor: &str) -> Result<(usize, String), Error> {
+    if cursor.is_empty() {
+        return Ok((0, String::new()));
+    }
+    cursor
+        .split_once(':')
+        .and_then(|(kind, token)| Some((kind.parse().ok()?, token.to_owned())))
+        .ok_or_else(|| {
+            Error::invalid_argument(
+                "cursor",
+                "not a cursor this store wrote: start again from an empty cursor",
+            )
+        })
+}
+
+/// The typed REST endpoint's answer to a paged vertex query.
+#[derive(Deserialize)]
+struct VerticesReply {
+    vertices: Vec<VertexReply>,
+    #[serde(default)]
+    page: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct VertexReply {
+    properties: NodeRow,
+}
+
+impl HugeGraphStore {
+    /// One page of a graph's code nodes of one kind through the REST endpoint that pages
+    /// over the `(graph_id, kind)` index: the rows and the server's token for the next
+    /// page (`None`: the last). The values travel as a JSON query parameter, read as
+    /// values (`keep_start_p`: a value that starts like `P.gt(...)` stays text).
+    async fn vertices_page(
+        &self,
+        graph_id: &str,
+        kind: &str,
+        token: &str,
+        limit: usize,
+    ) -> Result<(Vec<NodeRow>, Option<String>), Error> {
+        let properties = json!({"graph_id": graph_id, "kind": kind}).to_string();
+        let limit = limit.to_string();
+        let bytes = self
+            .send(|| {
+                self.client.get(&self.vertices_url).query(&[
+                    ("label", "code_node"),
+                    ("properties", properties.as_str()),
+                    ("keep_start_p", "true"),
+                    ("page", token),
+                    ("limit", limit.as_str()),
+                ])
+            })
+            .await?;
+        let reply: VerticesReply = serde_json::from_slice(&bytes).map_err(backend)?;
+        let rows = reply.vertices.into_iter().map(|v| v.properties).collect();
+        Ok((rows, reply.page.filter(|p| !p.is_empty())))
     }
 }
 
@@ -844,17 +913,37 @@ impl GraphStore for HugeGraphStore {
         })
     }
 
-    async fn nodes_of_kinds(&self, graph_id: &str, kinds: &[NodeKind]) -> Result<Vec<Node>, Error> {
-        if kinds.is_empty() {
-            return Ok(Vec::new());
+    async fn nodes_of_kinds_page(
+        &self,
+        graph_id: &str,
+        kinds: &[NodeKind],
+        cursor: &str,
+        limit: usize,
+    ) -> Result<NodesPage, Error> {
+        let (mut kind, mut token) = parse_cursor(cursor)?;
+        // Kinds with nothing left are skipped here, so a page is empty only at the end.
+        while let Some(wanted) = kinds.get(kind) {
+            let (rows, next) = self
+                .vertices_page(graph_id, wanted.as_str(), &token, limit.max(1))
+                .await?;
+            let nodes = scoped_nodes(graph_id, rows);
+            let next = match next {
+                Some(page) => Some((kind, page)),
+                None if kind + 1 < kinds.len() => Some((kind + 1, String::new())),
+                None => None,
+            };
+            if nodes.is_empty()
+                && let Some((k, t)) = next.clone()
+            {
+                (kind, token) = (k, t);
+                continue;
+            }
+            return Ok(NodesPage {
+                nodes,
+                next: next.map(|(k, t)| format!("{k}:{t}")),
+            });
         }
-        let kinds: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
-        let rows: Vec<NodeRow> = self
-            .rows(NODES_OF_KINDS, json!({"gid": graph_id, "kinds": kinds}))
-            .await?;
-        let mut nodes = scoped_nodes(graph_id, rows);
-        nodes.sort_by(|a, b| a.id.cmp(&b.id));
-        Ok(nodes)
+        Ok(NodesPage::default())
     }
 
     async fn language_counts(&self, graph_id: &str) -> Result<Vec<LanguageCount>, Error> {
@@ -892,23 +981,23 @@ impl GraphStore for HugeGraphStore {
         &self,
         graph_id: &str,
         kind: EdgeKind,
-        from_kinds: &[NodeKind],
+        sources: &[String],
         to_kinds: &[NodeKind],
     ) -> Result<Vec<(String, String)>, Error> {
-        if from_kinds.is_empty() || to_kinds.is_empty() {
+        if sources.is_empty() || to_kinds.is_empty() {
             return Ok(Vec::new());
         }
-        let names = |kinds: &[NodeKind]| -> Vec<&'static str> {
-            kinds.iter().map(|k| k.as_str()).collect()
-        };
+        // Vertex ids hash the graph with the node's id: another graph's id names nothing.
+        let vids: Vec<String> = sources.iter().map(|id| node_vid(graph_id, id)).collect();
+        let to_kinds: Vec<&str> = to_kinds.iter().map(|k| k.as_str()).collect();
         let mut rows: Vec<(String, i64, String, String)> = self
             .rows(
                 NEIGHBOUR_NAMES,
                 json!({
                     "gid": graph_id,
                     "edge_label": edge_label(kind),
-                    "from_kinds": names(from_kinds),
-                    "to_kinds": names(to_kinds),
+                    "vids": vids,
+                    "to_kinds": to_kinds,
                 }),
             )
             .await?;

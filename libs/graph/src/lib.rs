@@ -48,6 +48,19 @@ pub struct EdgePage {
     pub light: bool,
 }
 
+/// One page of the nodes of some kinds (`GraphStore::nodes_of_kinds_page`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodesPage {
+    pub nodes: Vec<Node>,
+    /// Where the next page starts; `None` on the last page. Opaque: each backend writes
+    /// its own (the last id for SQLite and Neo4j, the kind and the server's page token
+    /// for HugeGraph), and only the same backend reads it back.
+    pub next: Option<String>,
+}
+
+/// Nodes one page of the lexical corpus holds when the caller does not choose.
+pub const NODES_PAGE: usize = 2_000;
+
 /// One language of a graph (`GraphStore::language_counts`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LanguageCount {
@@ -127,18 +140,50 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
         let _ = keep;
         self.edges(graph_id, root, kinds, direction, limit).await
     }
-    /// Every node of these kinds (the lexical corpus), by id.
-    async fn nodes_of_kinds(&self, graph_id: &str, kinds: &[NodeKind]) -> Result<Vec<Node>, Error>;
+    /// Every node of these kinds (the lexical corpus), by id: every page of
+    /// [`GraphStore::nodes_of_kinds_page`].
+    async fn nodes_of_kinds(&self, graph_id: &str, kinds: &[NodeKind]) -> Result<Vec<Node>, Error> {
+        let mut nodes = Vec::new();
+        let mut cursor = String::new();
+        loop {
+            let page = self
+                .nodes_of_kinds_page(graph_id, kinds, &cursor, NODES_PAGE)
+                .await?;
+            nodes.extend(page.nodes);
+            match page.next {
+                Some(next) => cursor = next,
+                None => break,
+            }
+        }
+        nodes.sort_by(|a, b| a.id.cmp(&b.id));
+        nodes.dedup_by(|a, b| a.id == b.id);
+        Ok(nodes)
+    }
+    /// One page of the nodes of these kinds: at most `limit` (at least one), starting
+    /// where `cursor` says (`""`: the first page). Every node comes at least once across
+    /// the pages of one walk, in the backend's own order; a reader keeps the first of a
+    /// repeated id (HugeGraph's paged index reads can repeat a vertex whose index entry
+    /// was written twice; SQLite and Neo4j never repeat). A large graph's corpus is read
+    /// this way so that no single backend request holds all of it.
+    async fn nodes_of_kinds_page(
+        &self,
+        graph_id: &str,
+        kinds: &[NodeKind],
+        cursor: &str,
+        limit: usize,
+    ) -> Result<NodesPage, Error>;
     /// What each language of the graph holds: files, symbols and tests, by language.
     async fn language_counts(&self, graph_id: &str) -> Result<Vec<LanguageCount>, Error>;
-    /// Every edge of `kind` from a node of `from_kinds` to a node of `to_kinds`, as (source
-    /// id, target name), by source id, then line, then target id: what each function calls
-    /// and what each type holds, for the dense leg's text (metadata only).
+    /// Every edge of `kind` from one of `sources` (node ids of this graph; at most a
+    /// corpus page of them) to a node of `to_kinds`, as (source id, target name), by
+    /// source id, then line, then target id: what each function calls and what each type
+    /// holds, for the dense leg's text (metadata only). An id of another graph names
+    /// nothing.
     async fn neighbour_names(
         &self,
         graph_id: &str,
         kind: EdgeKind,
-        from_kinds: &[NodeKind],
+        sources: &[String],
         to_kinds: &[NodeKind],
     ) -> Result<Vec<(String, String)>, Error>;
 }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// signed integers, and (HugeGraph) the graph it belongs to, checked before it is used.
 #[derive(Debug, Deserialize)]
 pub(crate) struct NodeRow {
+    #[serde(alias = "nid")]
     pub id: String,
     #[serde(default)]
     pub graph_id: String,

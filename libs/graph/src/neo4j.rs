@@ -12,7 +12,7 @@ use serde::Deserialize;
 use crate::model::{
     Confidence, Direction, EdgeKind, Node, NodeKind, NodeRow, OwnerGraph, RepositoryInfo,
 };
-use crate::{EdgeHit, EdgePage, GraphStore, LanguageCount};
+use crate::{EdgeHit, EdgePage, GraphStore, LanguageCount, NodesPage};
 
 /// Rows per UNWIND statement.
 const BATCH: usize = 5_000;
@@ -105,8 +105,9 @@ macro_rules! edge_templates {
     ($rel:literal) => {
         EdgeTemplates {
             neighbour_names: concat!(
-                "MATCH (a:CodeNode {graph_id: $graph_id})-[r:", $rel, "]->(b:CodeNode {graph_id: $graph_id}) ",
-                "WHERE a.kind IN $from_kinds AND b.kind IN $to_kinds ",
+                "UNWIND $sources AS source ",
+                "MATCH (a:CodeNode {graph_id: $graph_id, id: source})-[r:", $rel, "]->(b:CodeNode {graph_id: $graph_id}) ",
+                "WHERE b.kind IN $to_kinds ",
                 "RETURN a.id AS source, b.name AS name ORDER BY a.id, r.line, b.id"
             ),
             delete_by_owner: concat!(
@@ -628,19 +629,33 @@ impl GraphStore for Neo4jGraphStore {
         Ok(page)
     }
 
-    async fn nodes_of_kinds(&self, graph_id: &str, kinds: &[NodeKind]) -> Result<Vec<Node>, Error> {
+    async fn nodes_of_kinds_page(
+        &self,
+        graph_id: &str,
+        kinds: &[NodeKind],
+        cursor: &str,
+        limit: usize,
+    ) -> Result<NodesPage, Error> {
         if kinds.is_empty() {
-            return Ok(Vec::new());
+            return Ok(NodesPage::default());
         }
+        let limit = limit.max(1);
         let kinds: Vec<String> = kinds.iter().map(|k| k.as_str().to_owned()).collect();
-        self.fetch_nodes(
-            query(&format!(
-                "MATCH (n:CodeNode {{graph_id: $graph_id}}) WHERE n.kind IN $kinds RETURN {NODE_RETURN} ORDER BY n.id"
-            ))
-            .param("graph_id", graph_id)
-            .param("kinds", kinds),
-        )
-        .await
+        // Keyset paging by id: the cursor is the last id of the page before.
+        let nodes = self
+            .fetch_nodes(
+                query(&format!(
+                    "MATCH (n:CodeNode {{graph_id: $graph_id}}) WHERE n.id > $after AND n.kind IN $kinds \
+                     RETURN {NODE_RETURN} ORDER BY n.id LIMIT $limit"
+                ))
+                .param("graph_id", graph_id)
+                .param("after", cursor)
+                .param("kinds", kinds)
+                .param("limit", limit as i64),
+            )
+            .await?;
+        let next = (nodes.len() == limit).then(|| nodes[limit - 1].id.clone());
+        Ok(NodesPage { nodes, next })
     }
 
     async fn language_counts(&self, graph_id: &str) -> Result<Vec<LanguageCount>, Error> {
@@ -677,21 +692,19 @@ impl GraphStore for Neo4jGraphStore {
         &self,
         graph_id: &str,
         kind: EdgeKind,
-        from_kinds: &[NodeKind],
+        sources: &[String],
         to_kinds: &[NodeKind],
     ) -> Result<Vec<(String, String)>, Error> {
-        if from_kinds.is_empty() || to_kinds.is_empty() {
+        if sources.is_empty() || to_kinds.is_empty() {
             return Ok(Vec::new());
         }
-        let names = |kinds: &[NodeKind]| -> Vec<String> {
-            kinds.iter().map(|k| k.as_str().to_owned()).collect()
-        };
+        let to_kinds: Vec<String> = to_kinds.iter().map(|k| k.as_str().to_owned()).collect();
         let rows: Vec<NeighbourName> = self
             .fetch(
                 query(templates(kind).neighbour_names)
                     .param("graph_id", graph_id)
-                    .param("from_kinds", names(from_kinds))
-                    .param("to_kinds", names(to_kinds)),
+                    .param("sources", sources.to_vec())
+                    .param("to_kinds", to_kinds),
             )
             .await?;
         Ok(rows.into_iter().map(|r| (r.source, r.name)).collect())

@@ -9,7 +9,7 @@ use codectx_errors::Error;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use crate::model::{Confidence, Direction, EdgeKind, Node, NodeKind, OwnerGraph, RepositoryInfo};
-use crate::{EdgeHit, EdgePage, GraphStore, LanguageCount};
+use crate::{EdgeHit, EdgePage, GraphStore, LanguageCount, NodesPage};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS graphs (
@@ -247,6 +247,9 @@ fn node_row_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Node> {
         doc: r.get(at + 12)?,
     })
 }
+
+/// Source ids bound to one neighbour-names statement.
+const NEIGHBOUR_SOURCES: usize = 500;
 
 fn placeholders(count: usize, first: usize) -> String {
     (0..count)
@@ -768,16 +771,34 @@ impl GraphStore for SqliteGraphStore {
             .await
     }
 
-    async fn nodes_of_kinds(&self, graph_id: &str, kinds: &[NodeKind]) -> Result<Vec<Node>, Error> {
+    async fn nodes_of_kinds_page(
+        &self,
+        graph_id: &str,
+        kinds: &[NodeKind],
+        cursor: &str,
+        limit: usize,
+    ) -> Result<NodesPage, Error> {
         if kinds.is_empty() {
-            return Ok(Vec::new());
+            return Ok(NodesPage::default());
         }
-        self.nodes_where(
-            graph_id,
-            format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.gid = ?1 AND n.kind IN ({}) ORDER BY n.id", placeholders(kinds.len(), 2)),
-            kinds.iter().map(|k| Value::Text(k.as_str().to_owned())).collect(),
-        )
-        .await
+        let limit = limit.max(1);
+        // Keyset paging by id: the cursor is the last id of the page before.
+        let mut values: Vec<Value> = vec![Value::Text(cursor.to_owned())];
+        values.extend(kinds.iter().map(|k| Value::Text(k.as_str().to_owned())));
+        values.push(Value::Integer(limit as i64));
+        let nodes = self
+            .nodes_where(
+                graph_id,
+                format!(
+                    "SELECT {NODE_COLUMNS} FROM nodes n WHERE n.gid = ?1 AND n.id > ?2 AND n.kind IN ({}) ORDER BY n.id LIMIT ?{}",
+                    placeholders(kinds.len(), 3),
+                    kinds.len() + 3
+                ),
+                values,
+            )
+            .await?;
+        let next = (nodes.len() == limit).then(|| nodes[limit - 1].id.clone());
+        Ok(NodesPage { nodes, next })
     }
 
     async fn language_counts(&self, graph_id: &str) -> Result<Vec<LanguageCount>, Error> {
@@ -817,40 +838,45 @@ impl GraphStore for SqliteGraphStore {
         &self,
         graph_id: &str,
         kind: EdgeKind,
-        from_kinds: &[NodeKind],
+        sources: &[String],
         to_kinds: &[NodeKind],
     ) -> Result<Vec<(String, String)>, Error> {
-        if from_kinds.is_empty() || to_kinds.is_empty() {
+        if sources.is_empty() || to_kinds.is_empty() {
             return Ok(Vec::new());
         }
-        // Only placeholders reach the SQL text; every value is bound.
-        let sql = format!(
-            "SELECT a.id, b.name FROM nodes a JOIN edges e ON e.src = a.nid JOIN nodes b ON b.nid = e.dst
-             WHERE a.gid = ?1 AND e.kind = ?2 AND a.kind IN ({}) AND b.kind IN ({})
-             ORDER BY a.id, e.line, b.id",
-            placeholders(from_kinds.len(), 3),
-            placeholders(to_kinds.len(), 3 + from_kinds.len())
-        );
-        let mut values: Vec<Value> = vec![Value::Integer(edge_code(kind))];
-        values.extend(
-            from_kinds
-                .iter()
-                .map(|k| Value::Text(k.as_str().to_owned())),
-        );
-        values.extend(to_kinds.iter().map(|k| Value::Text(k.as_str().to_owned())));
-        let graph_id = graph_id.to_owned();
-        self.run(move |c| {
-            let Some(gid) = Self::gid(c, &graph_id)? else {
-                return Ok(Vec::new());
-            };
-            let mut statement = c.prepare_cached(&sql).map_err(storage)?;
-            let parameters = std::iter::once(Value::Integer(gid)).chain(values);
-            let rows = statement
-                .query_map(params_from_iter(parameters), |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(storage)?;
-            rows.collect::<Result<_, _>>().map_err(storage)
-        })
-        .await
+        let mut out = Vec::new();
+        // Bounded statements (SQLite caps the parameters of one).
+        for sources in sources.chunks(NEIGHBOUR_SOURCES) {
+            // Only placeholders reach the SQL text; every value is bound.
+            let sql = format!(
+                "SELECT a.id, b.name FROM nodes a JOIN edges e ON e.src = a.nid JOIN nodes b ON b.nid = e.dst
+                 WHERE a.gid = ?1 AND e.kind = ?2 AND a.id IN ({}) AND b.kind IN ({})
+                 ORDER BY a.id, e.line, b.id",
+                placeholders(sources.len(), 3),
+                placeholders(to_kinds.len(), 3 + sources.len())
+            );
+            let mut values: Vec<Value> = vec![Value::Integer(edge_code(kind))];
+            values.extend(sources.iter().map(|id| Value::Text(id.clone())));
+            values.extend(to_kinds.iter().map(|k| Value::Text(k.as_str().to_owned())));
+            let graph_id = graph_id.to_owned();
+            let rows: Vec<(String, String)> = self
+                .run(move |c| {
+                    let Some(gid) = Self::gid(c, &graph_id)? else {
+                        return Ok(Vec::new());
+                    };
+                    let mut statement = c.prepare_cached(&sql).map_err(storage)?;
+                    let parameters = std::iter::once(Value::Integer(gid)).chain(values);
+                    let rows = statement
+                        .query_map(params_from_iter(parameters), |r| Ok((r.get(0)?, r.get(1)?)))
+                        .map_err(storage)?;
+                    rows.collect::<Result<_, _>>().map_err(storage)
+                })
+                .await?;
+            out.extend(rows);
+        }
+        // Chunks are in input order: put the whole in the contract's order.
+        out.sort_by(|a: &(String, String), b| a.0.cmp(&b.0));
+        Ok(out)
     }
 }
 

@@ -395,10 +395,12 @@ async fn contract(store: &dyn GraphStore) {
     );
 
     // Neighbour names: what each function calls (by line), what each file holds; only
-    // edges between the kinds asked, only this graph's.
+    // edges from the sources named to the kinds asked, only this graph's.
     let functions = [NodeKind::Function, NodeKind::Method];
+    let ids = |nodes: Vec<Node>| -> Vec<String> { nodes.into_iter().map(|n| n.id).collect() };
+    let callers = ids(store.nodes_of_kinds(&a.graph, &functions).await.unwrap());
     let calls = store
-        .neighbour_names(&a.graph, EdgeKind::Calls, &functions, &functions)
+        .neighbour_names(&a.graph, EdgeKind::Calls, &callers, &functions)
         .await
         .unwrap();
     let mut expected = vec![
@@ -408,11 +410,28 @@ async fn contract(store: &dyn GraphStore) {
     ];
     expected.sort();
     assert_eq!(calls, expected);
+    // One source alone answers its own names only.
+    assert_eq!(
+        store
+            .neighbour_names(
+                &a.graph,
+                EdgeKind::Calls,
+                std::slice::from_ref(&a.serve.id),
+                &functions
+            )
+            .await
+            .unwrap(),
+        vec![(a.serve.id.clone(), "helper".to_owned())]
+    );
+    let files = ids(store
+        .nodes_of_kinds(&a.graph, &[NodeKind::File])
+        .await
+        .unwrap());
     let held = store
         .neighbour_names(
             &a.graph,
             EdgeKind::Contains,
-            &[NodeKind::File],
+            &files,
             &[NodeKind::Type, NodeKind::Interface],
         )
         .await
@@ -422,9 +441,10 @@ async fn contract(store: &dyn GraphStore) {
         held.iter()
             .all(|(_, name)| name == "Server" || name == "Handler")
     );
+    // Ids of graph A asked under another graph name nothing.
     assert!(
         store
-            .neighbour_names(&graph_id("nobody"), EdgeKind::Calls, &functions, &functions)
+            .neighbour_names(&graph_id("nobody"), EdgeKind::Calls, &callers, &functions)
             .await
             .unwrap()
             .is_empty()
@@ -691,6 +711,34 @@ async fn contract(store: &dyn GraphStore) {
         .await
         .unwrap();
     assert_eq!(symbols.len(), 6);
+    // The same corpus read in pages: every node once, at most a page's worth at a time,
+    // none of another graph; a page is empty only when it is the last.
+    let corpus_kinds = [&query::SYMBOL_KINDS[..], &[NodeKind::External]].concat();
+    let whole = store.nodes_of_kinds(&a.graph, &corpus_kinds).await.unwrap();
+    assert!(whole.len() > symbols.len(), "externals are read too");
+    for limit in [1, 2, 5] {
+        let mut cursor = String::new();
+        let mut paged = Vec::new();
+        loop {
+            let page = store
+                .nodes_of_kinds_page(&a.graph, &corpus_kinds, &cursor, limit)
+                .await
+                .unwrap();
+            assert!(page.nodes.len() <= limit, "limit {limit}");
+            assert!(
+                !page.nodes.is_empty() || page.next.is_none(),
+                "limit {limit}"
+            );
+            paged.extend(page.nodes);
+            match page.next {
+                Some(next) => cursor = next,
+                None => break,
+            }
+        }
+        paged.sort_by(|x, y| x.id.cmp(&y.id));
+        paged.dedup_by(|x, y| x.id == y.id);
+        assert_eq!(paged, whole, "limit {limit}");
+    }
 
     // Incremental: helper is renamed in b.go. Incoming edges from other owners to nodes
     // that keep their id (Serve) survive; the old helper is gone.
@@ -1068,5 +1116,15 @@ async fn writes_a_graph_larger_than_one_transaction(store: &dyn GraphStore) {
             .unwrap();
         assert_eq!(callers.hits.len(), 1, "pkg{f}");
     }
+    // The corpus of a large graph comes in pages, every node once.
+    let corpus = store
+        .nodes_of_kinds(&graph, &query::SYMBOL_KINDS)
+        .await
+        .unwrap();
+    assert_eq!(corpus.len(), files * per_file as usize);
+    assert!(
+        corpus.windows(2).all(|w| w[0].id < w[1].id),
+        "by id, each once"
+    );
     store.delete_graph(&graph).await.unwrap();
 }

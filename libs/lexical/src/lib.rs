@@ -162,7 +162,10 @@ impl LexicalIndex {
         Self::build_with(documents, WordForms::Kept)
     }
 
-    pub fn build_with(documents: Vec<Document>, words: WordForms) -> Self {
+    /// Documents are indexed in id order whatever order they arrive in (a store's pages
+    /// come in its own order), so equal matches answer the same on every backend.
+    pub fn build_with(mut documents: Vec<Document>, words: WordForms) -> Self {
+        documents.sort_by(|a, b| a.id.cmp(&b.id));
         let mut index = LexicalIndex {
             words,
             ..LexicalIndex::default()

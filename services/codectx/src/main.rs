@@ -21,7 +21,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Indexes a repository into the code graph (embedded SQLite, or Neo4j).
+    /// Indexes a repository into the code graph (embedded SQLite, Neo4j or HugeGraph).
     Index(IndexArgs),
     /// Starts all seven services in one process on loopback ports (embedded stores).
     Up(UpArgs),

@@ -9,8 +9,7 @@ use codectx_graph::notes::Notes;
 
 use crate::freshness::{annotate, staleness};
 
-use crate::neighbours;
-use codectx_core::conventions::{is_test_name, is_test_path};
+use crate::corpus::{CORPUS_CHUNK, CodeCorpus};
 use codectx_core::limits;
 use codectx_errors::Error;
 use codectx_graph::memory::{EntityInput, FactInput, MemoryEntity};
@@ -33,8 +32,6 @@ const MAX_BATCH: usize = 16;
 /// Default and largest node limit per direction.
 const DEFAULT_LIMIT: u32 = 20;
 const MAX_LIMIT: u32 = 200;
-/// Corpus entries per streamed chunk.
-const CORPUS_CHUNK: usize = 1_000;
 
 pub(crate) struct GraphHydrator {
     pub(crate) store: Arc<dyn Store>,
@@ -583,70 +580,13 @@ impl GraphHydratorService for GraphHydrator {
         let context = code_context(&request)?;
         let with_neighbours = request.get_ref().with_neighbours;
         let repository = self.require_graph(&context).await?;
-        let mut kinds = SYMBOL_KINDS.to_vec();
-        kinds.push(NodeKind::ErrorMessage);
-        kinds.push(NodeKind::StringLiteral);
-        let nodes = self
-            .store
-            .nodes_of_kinds(context.graph_id(), &kinds)
-            .await?;
-        let (uses, members) = if with_neighbours {
-            neighbours::names(self.store.as_ref(), context.graph_id()).await?
-        } else {
-            Default::default()
-        };
-        let version = repository.version;
-        let chunks: Vec<Result<pb::CorpusChunk, Status>> = nodes
-            .chunks(CORPUS_CHUNK)
-            .map(|chunk| {
-                Ok(pb::CorpusChunk {
-                    version: version.clone(),
-                    entries: chunk
-                        .iter()
-                        .map(|n| pb::CorpusEntry {
-                            entity_id: n.id.clone(),
-                            name: n.name.clone(),
-                            qualified_name: n.qualified_name.clone(),
-                            kind: n.kind.as_str().to_owned(),
-                            signature: n.signature.clone(),
-                            aliases: Vec::new(),
-                            error_messages: if matches!(
-                                n.kind,
-                                NodeKind::ErrorMessage | NodeKind::StringLiteral
-                            ) {
-                                vec![n.name.clone()]
-                            } else {
-                                Vec::new()
-                            },
-                            // A literal's summary only names where it is raised.
-                            summary: if matches!(
-                                n.kind,
-                                NodeKind::ErrorMessage | NodeKind::StringLiteral
-                            ) {
-                                String::new()
-                            } else {
-                                n.summary.clone()
-                            },
-                            facts: Vec::new(),
-                            doc: n.doc.clone(),
-                            in_tests: n.test || is_test_path(&n.path) || is_test_name(&n.name),
-                            uses: uses.get(&n.id).cloned().unwrap_or_default(),
-                            members: members.get(&n.id).cloned().unwrap_or_default(),
-                        })
-                        .collect(),
-                })
-            })
-            .collect();
-        // An empty graph still sends its version.
-        let chunks = if chunks.is_empty() {
-            vec![Ok(pb::CorpusChunk {
-                version,
-                entries: Vec::new(),
-            })]
-        } else {
-            chunks
-        };
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+        let corpus = CodeCorpus::new(
+            self.store.clone(),
+            context.graph_id(),
+            repository.version,
+            with_neighbours,
+        );
+        Ok(Response::new(Box::pin(corpus.stream())))
     }
 
     async fn describe_graph(

@@ -2,6 +2,7 @@
 //! memory capability, agent memory). Every call is rooted at the verified context's
 //! `graph_id`; nothing in a request can name another graph.
 
+mod corpus;
 mod freshness;
 mod grpc;
 mod neighbours;

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use codectx_errors::Error;
-use codectx_graph::{EdgeKind, NodeKind, Store};
+use codectx_graph::{EdgeKind, Node, NodeKind, Store};
 
 /// Names kept per symbol and relation: the first ones by line say most of what a
 /// function does or a type offers; the dense leg's text is short on purpose.
@@ -24,14 +24,25 @@ const MEMBERS: &[NodeKind] = &[
 
 pub type Names = HashMap<String, Vec<String>>;
 
-/// Per symbol id: the names it uses (resolved calls, in call order) and its members,
-/// each at most [`NAMES_PER_SYMBOL`], each name once.
-pub async fn names(store: &dyn Store, graph_id: &str) -> Result<(Names, Names), Error> {
+/// Per symbol id of `nodes` (one corpus page): the names it uses (resolved calls, in
+/// call order) and its members, each at most [`NAMES_PER_SYMBOL`], each name once.
+pub async fn names(
+    store: &dyn Store,
+    graph_id: &str,
+    nodes: &[Node],
+) -> Result<(Names, Names), Error> {
+    let of_kinds = |kinds: &[NodeKind]| -> Vec<String> {
+        nodes
+            .iter()
+            .filter(|n| kinds.contains(&n.kind))
+            .map(|n| n.id.clone())
+            .collect()
+    };
     let uses = store
-        .neighbour_names(graph_id, EdgeKind::Calls, CALLERS, CALLEES)
+        .neighbour_names(graph_id, EdgeKind::Calls, &of_kinds(CALLERS), CALLEES)
         .await?;
     let members = store
-        .neighbour_names(graph_id, EdgeKind::Contains, HOLDERS, MEMBERS)
+        .neighbour_names(graph_id, EdgeKind::Contains, &of_kinds(HOLDERS), MEMBERS)
         .await?;
     Ok((group(uses), group(members)))
 }
