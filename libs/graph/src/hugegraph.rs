@@ -600,7 +600,14 @@ fn scoped_nodes(graph_id: &str, rows: Vec<NodeRow>) -> Vec<Node> {
 }
 
 fn by_place(nodes: &mut [Node]) {
-    nodes.sort_by(|a, b| (&a.path, a.start_line, &a.id).cmp(&(&b.path, b.start_line, &b.id)));
+    nodes.sort_by(|a, b| {
+        (&a.path, a.start_line, &a.qualified_name, &a.id).cmp(&(
+            &b.path,
+            b.start_line,
+            &b.qualified_name,
+            &b.id,
+        ))
+    });
 }
 
 #[async_trait]
@@ -832,11 +839,18 @@ impl GraphStore for HugeGraphStore {
     async fn nodes_in_path(&self, graph_id: &str, path: &str) -> Result<Vec<Node>, Error> {
         let mut nodes = self.nodes_where(graph_id, "path", path).await?;
         nodes.sort_by(|a, b| {
-            (a.start_line, std::cmp::Reverse(a.end_line), &a.id).cmp(&(
-                b.start_line,
-                std::cmp::Reverse(b.end_line),
-                &b.id,
-            ))
+            (
+                a.start_line,
+                std::cmp::Reverse(a.end_line),
+                &a.qualified_name,
+                &a.id,
+            )
+                .cmp(&(
+                    b.start_line,
+                    std::cmp::Reverse(b.end_line),
+                    &b.qualified_name,
+                    &b.id,
+                ))
         });
         Ok(nodes)
     }
@@ -887,13 +901,14 @@ impl GraphStore for HugeGraphStore {
             })
             .collect();
         // Same order as the other backends: by relationship type name, then the other
-        // end's path, the edge's line, the node's start line and id.
+        // end's path, the edge's line, the node's start line, qualified name and id.
         hits.sort_by(|a, b| {
             (
                 a.kind.as_str(),
                 &a.node.path,
                 a.line,
                 a.node.start_line,
+                &a.node.qualified_name,
                 &a.node.id,
             )
                 .cmp(&(
@@ -901,6 +916,7 @@ impl GraphStore for HugeGraphStore {
                     &b.node.path,
                     b.line,
                     b.node.start_line,
+                    &b.node.qualified_name,
                     &b.node.id,
                 ))
         });
@@ -1001,7 +1017,7 @@ impl GraphStore for HugeGraphStore {
                 }),
             )
             .await?;
-        rows.sort_by(|a, b| (&a.0, a.1, &a.2).cmp(&(&b.0, b.1, &b.2)));
+        rows.sort_by(|a, b| (&a.0, a.1, &a.3, &a.2).cmp(&(&b.0, b.1, &b.3, &b.2)));
         Ok(rows
             .into_iter()
             .map(|(source, _, _, name)| (source, name))

@@ -115,7 +115,9 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
     /// Nodes whose `path` is `path` (a file and everything in it), by start line.
     async fn nodes_in_path(&self, graph_id: &str, path: &str) -> Result<Vec<Node>, Error>;
     /// Edges of the given kinds from (`Outgoing`) or to (`Incoming`) `root`, ordered by
-    /// kind, path and line, at most `limit`, with the total count.
+    /// kind, path, line, the other end's start line and qualified name (its id last: ids
+    /// hash the minted graph id, so an order they decide would differ between two indexes
+    /// of the same code), at most `limit`, with the total count.
     async fn edges(
         &self,
         graph_id: &str,
@@ -176,8 +178,10 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
     async fn language_counts(&self, graph_id: &str) -> Result<Vec<LanguageCount>, Error>;
     /// Every edge of `kind` from one of `sources` (node ids of this graph; at most a
     /// corpus page of them) to a node of `to_kinds`, as (source id, target name), by
-    /// source id, then line, then target id: what each function calls and what each type
-    /// holds, for the dense leg's text (metadata only). An id of another graph names
+    /// source id, then line, then target name (then target id): what each function calls
+    /// and what each type holds, for the dense leg's text (metadata only). Names on one
+    /// line go by name, never by id: ids hash the graph's minted id, and a symbol's text
+    /// (so its vector) must depend on its code alone. An id of another graph names
     /// nothing.
     async fn neighbour_names(
         &self,

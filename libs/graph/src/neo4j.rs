@@ -108,7 +108,7 @@ macro_rules! edge_templates {
                 "UNWIND $sources AS source ",
                 "MATCH (a:CodeNode {graph_id: $graph_id, id: source})-[r:", $rel, "]->(b:CodeNode {graph_id: $graph_id}) ",
                 "WHERE b.kind IN $to_kinds ",
-                "RETURN a.id AS source, b.name AS name ORDER BY a.id, r.line, b.id"
+                "RETURN a.id AS source, b.name AS name ORDER BY a.id, r.line, b.name, b.id"
             ),
             delete_by_owner: concat!(
                 "MATCH ()-[r:", $rel, " {graph_id: $graph_id}]->() WHERE r.owner IN $owners DELETE r"
@@ -128,7 +128,7 @@ macro_rules! edge_templates {
                 "n.language AS language, n.path AS path, n.start_line AS start_line, n.end_line AS end_line, ",
                 "n.signature AS signature, n.summary AS summary, n.fingerprint AS fingerprint, n.test AS test, ",
                 "coalesce(n.doc, '') AS doc, r.line AS line, r.confidence AS confidence ",
-                "ORDER BY n.path, r.line, n.start_line, n.id LIMIT $limit"
+                "ORDER BY n.path, r.line, n.start_line, n.qualified_name, n.id LIMIT $limit"
             ),
             incoming_count: concat!(
                 "MATCH (n:CodeNode {graph_id: $graph_id})-[r:", $rel, "]->(:CodeNode {graph_id: $graph_id, id: $root}) RETURN count(r) AS total"
@@ -139,7 +139,7 @@ macro_rules! edge_templates {
                 "n.language AS language, n.path AS path, n.start_line AS start_line, n.end_line AS end_line, ",
                 "n.signature AS signature, n.summary AS summary, n.fingerprint AS fingerprint, n.test AS test, ",
                 "coalesce(n.doc, '') AS doc, r.line AS line, r.confidence AS confidence ",
-                "ORDER BY n.path, r.line, n.start_line, n.id LIMIT $limit"
+                "ORDER BY n.path, r.line, n.start_line, n.qualified_name, n.id LIMIT $limit"
             ),
         }
     };
@@ -531,7 +531,7 @@ impl GraphStore for Neo4jGraphStore {
         self.fetch_nodes(
             query(&format!(
                 "MATCH (n:CodeNode {{graph_id: $graph_id, name: $name}}) RETURN {NODE_RETURN} \
-                 ORDER BY n.path, n.start_line, n.id LIMIT $limit"
+                 ORDER BY n.path, n.start_line, n.qualified_name, n.id LIMIT $limit"
             ))
             .param("graph_id", graph_id)
             .param("name", name)
@@ -549,7 +549,7 @@ impl GraphStore for Neo4jGraphStore {
         self.fetch_nodes(
             query(&format!(
                 "MATCH (n:CodeNode {{graph_id: $graph_id, qualified_name: $qualified_name}}) RETURN {NODE_RETURN} \
-                 ORDER BY n.path, n.start_line, n.id LIMIT $limit"
+                 ORDER BY n.path, n.start_line, n.qualified_name, n.id LIMIT $limit"
             ))
             .param("graph_id", graph_id)
             .param("qualified_name", qualified_name)
@@ -576,7 +576,7 @@ impl GraphStore for Neo4jGraphStore {
         self.fetch_nodes(
             query(&format!(
                 "MATCH (n:CodeNode {{graph_id: $graph_id, path: $path}}) RETURN {NODE_RETURN} \
-                 ORDER BY n.start_line, n.end_line DESC, n.id"
+                 ORDER BY n.start_line, n.end_line DESC, n.qualified_name, n.id"
             ))
             .param("graph_id", graph_id)
             .param("path", path),

@@ -131,7 +131,13 @@ pub async fn lookup(
             .collect();
     }
     matches.sort_by(|a, b| {
-        (a.test, &a.path, a.start_line, &a.id).cmp(&(b.test, &b.path, b.start_line, &b.id))
+        (a.test, &a.path, a.start_line, &a.qualified_name, &a.id).cmp(&(
+            b.test,
+            &b.path,
+            b.start_line,
+            &b.qualified_name,
+            &b.id,
+        ))
     });
     let ambiguous = matches.len() > 1;
     matches.truncate(limit);
@@ -621,11 +627,18 @@ fn innermost_changed(symbols: Vec<Node>, ranges: &[(u32, u32)]) -> Vec<Node> {
     // By start, then widest first: whatever a symbol contains follows it, until a start
     // passes its end.
     hit.sort_by(|a, b| {
-        (a.start_line, std::cmp::Reverse(a.end_line), &a.id).cmp(&(
-            b.start_line,
-            std::cmp::Reverse(b.end_line),
-            &b.id,
-        ))
+        (
+            a.start_line,
+            std::cmp::Reverse(a.end_line),
+            &a.qualified_name,
+            &a.id,
+        )
+            .cmp(&(
+                b.start_line,
+                std::cmp::Reverse(b.end_line),
+                &b.qualified_name,
+                &b.id,
+            ))
     });
     let mut outer = vec![false; hit.len()];
     for i in 0..hit.len() {
@@ -682,7 +695,9 @@ pub async fn change_impact(
         } else {
             innermost_changed(symbols, ranges)
         };
-        hit.sort_by(|a, b| (a.start_line, &a.id).cmp(&(b.start_line, &b.id)));
+        hit.sort_by(|a, b| {
+            (a.start_line, &a.qualified_name, &a.id).cmp(&(b.start_line, &b.qualified_name, &b.id))
+        });
         touched.extend(hit);
         limits::check_count(
             "changed symbols",

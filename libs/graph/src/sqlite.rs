@@ -291,7 +291,7 @@ impl SqliteGraphStore {
                 "SELECT {columns}, e.kind, e.line, e.confidence FROM edges e
                  JOIN nodes n ON n.nid = e.{far}
                  WHERE e.{near} = ?1 AND e.kind IN ({kind_list})
-                 ORDER BY e.kind, n.path, e.line, n.start_line, n.id LIMIT {limit}"
+                 ORDER BY e.kind, n.path, e.line, n.start_line, n.qualified_name, n.id LIMIT {limit}"
             )
         };
         let full_sql = page_sql(NODE_COLUMNS);
@@ -696,7 +696,7 @@ impl GraphStore for SqliteGraphStore {
     ) -> Result<Vec<Node>, Error> {
         self.nodes_where(
             graph_id,
-            format!("SELECT {NODE_COLUMNS} FROM nodes n INDEXED BY nodes_by_name WHERE n.gid = ?1 AND n.name = ?2 ORDER BY n.path, n.start_line, n.id LIMIT {limit}"),
+            format!("SELECT {NODE_COLUMNS} FROM nodes n INDEXED BY nodes_by_name WHERE n.gid = ?1 AND n.name = ?2 ORDER BY n.path, n.start_line, n.qualified_name, n.id LIMIT {limit}"),
             vec![Value::Text(name.to_owned())],
         )
         .await
@@ -710,7 +710,7 @@ impl GraphStore for SqliteGraphStore {
     ) -> Result<Vec<Node>, Error> {
         self.nodes_where(
             graph_id,
-            format!("SELECT {NODE_COLUMNS} FROM nodes n INDEXED BY nodes_by_qualified_name WHERE n.gid = ?1 AND n.qualified_name = ?2 ORDER BY n.path, n.start_line, n.id LIMIT {limit}"),
+            format!("SELECT {NODE_COLUMNS} FROM nodes n INDEXED BY nodes_by_qualified_name WHERE n.gid = ?1 AND n.qualified_name = ?2 ORDER BY n.path, n.start_line, n.qualified_name, n.id LIMIT {limit}"),
             vec![Value::Text(qualified_name.to_owned())],
         )
         .await
@@ -740,7 +740,7 @@ impl GraphStore for SqliteGraphStore {
     async fn nodes_in_path(&self, graph_id: &str, path: &str) -> Result<Vec<Node>, Error> {
         self.nodes_where(
             graph_id,
-            format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.gid = ?1 AND n.path = ?2 ORDER BY n.start_line, n.end_line DESC, n.id"),
+            format!("SELECT {NODE_COLUMNS} FROM nodes n WHERE n.gid = ?1 AND n.path = ?2 ORDER BY n.start_line, n.end_line DESC, n.qualified_name, n.id"),
             vec![Value::Text(path.to_owned())],
         )
         .await
@@ -851,7 +851,7 @@ impl GraphStore for SqliteGraphStore {
             let sql = format!(
                 "SELECT a.id, b.name FROM nodes a JOIN edges e ON e.src = a.nid JOIN nodes b ON b.nid = e.dst
                  WHERE a.gid = ?1 AND e.kind = ?2 AND a.id IN ({}) AND b.kind IN ({})
-                 ORDER BY a.id, e.line, b.id",
+                 ORDER BY a.id, e.line, b.name, b.id",
                 placeholders(sources.len(), 3),
                 placeholders(to_kinds.len(), 3 + sources.len())
             );

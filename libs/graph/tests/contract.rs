@@ -450,6 +450,64 @@ async fn contract(store: &dyn GraphStore) {
             .is_empty()
     );
 
+    // Names on one line go by name, whatever the ids (which hash the minted graph id):
+    // two callees on one line, named so that their ids sort the other way.
+    let order = graph_id("order");
+    let callee = |name: &str| {
+        node(
+            &order,
+            NodeKind::Function,
+            "o.go",
+            &format!("o.{name}"),
+            name,
+            (9, 9),
+        )
+    };
+    let (first, second) = (0..100)
+        .map(|i| (callee(&format!("a{i}")), callee(&format!("b{i}"))))
+        .find(|(a, b)| a.id > b.id)
+        .expect("some pair of ids sorts against its names");
+    let caller = node(
+        &order,
+        NodeKind::Function,
+        "o.go",
+        "o.caller",
+        "caller",
+        (1, 3),
+    );
+    let edges = vec![
+        edge(&caller, &second, EdgeKind::Calls, 2, Confidence::Resolved),
+        edge(&caller, &first, EdgeKind::Calls, 2, Confidence::Resolved),
+    ];
+    store
+        .replace_owners(
+            &order,
+            &[],
+            vec![owner(
+                "o.go",
+                vec![caller.clone(), first.clone(), second.clone()],
+                edges,
+            )],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .neighbour_names(
+                &order,
+                EdgeKind::Calls,
+                std::slice::from_ref(&caller.id),
+                &functions
+            )
+            .await
+            .unwrap(),
+        vec![
+            (caller.id.clone(), first.name.clone()),
+            (caller.id.clone(), second.name.clone())
+        ]
+    );
+    store.delete_graph(&order).await.unwrap();
+
     // Lookup: qualified, trailing parts in Go's own forms, plain names, kinds.
     for selector in [
         "p.(*Server).Serve",

@@ -162,10 +162,12 @@ impl LexicalIndex {
         Self::build_with(documents, WordForms::Kept)
     }
 
-    /// Documents are indexed in id order whatever order they arrive in (a store's pages
-    /// come in its own order), so equal matches answer the same on every backend.
+    /// Documents are indexed by qualified name, then id, whatever order they arrive in (a
+    /// store's pages come in its own order), so equal matches answer the same on every
+    /// backend and in every index of the same code (ids hash the minted graph id, so an
+    /// order they decided would not).
     pub fn build_with(mut documents: Vec<Document>, words: WordForms) -> Self {
-        documents.sort_by(|a, b| a.id.cmp(&b.id));
+        documents.sort_by(|a, b| (&a.qualified_name, &a.id).cmp(&(&b.qualified_name, &b.id)));
         let mut index = LexicalIndex {
             words,
             ..LexicalIndex::default()
@@ -432,13 +434,8 @@ impl LexicalIndex {
                 )
             })
             .collect();
-        ranked.sort_by(|a, b| {
-            b.1.total_cmp(&a.1).then_with(|| {
-                self.documents[a.0 as usize]
-                    .id
-                    .cmp(&self.documents[b.0 as usize].id)
-            })
-        });
+        // Equal scores go in document order (by qualified name, then id).
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         for (id, score, field) in ranked {
             if out.len() >= limit {
                 break;
