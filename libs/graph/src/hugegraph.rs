@@ -838,20 +838,7 @@ impl GraphStore for HugeGraphStore {
 
     async fn nodes_in_path(&self, graph_id: &str, path: &str) -> Result<Vec<Node>, Error> {
         let mut nodes = self.nodes_where(graph_id, "path", path).await?;
-        nodes.sort_by(|a, b| {
-            (
-                a.start_line,
-                std::cmp::Reverse(a.end_line),
-                &a.qualified_name,
-                &a.id,
-            )
-                .cmp(&(
-                    b.start_line,
-                    std::cmp::Reverse(b.end_line),
-                    &b.qualified_name,
-                    &b.id,
-                ))
-        });
+        nodes.sort_by(|a, b| crate::model::outline_key(a).cmp(&crate::model::outline_key(b)));
         Ok(nodes)
     }
 

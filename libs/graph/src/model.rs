@@ -46,6 +46,17 @@ impl NodeRow {
     }
 }
 
+/// A file outline's order: by start line, widest first (whatever a symbol contains
+/// follows it), then by qualified name and id, so ties never depend on minted ids alone.
+pub(crate) fn outline_key(n: &Node) -> (u32, std::cmp::Reverse<u32>, &str, &str) {
+    (
+        n.start_line,
+        std::cmp::Reverse(n.end_line),
+        &n.qualified_name,
+        &n.id,
+    )
+}
+
 /// What a node is. Stored as its `as_str()` text in every backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -626,20 +626,7 @@ fn innermost_changed(symbols: Vec<Node>, ranges: &[(u32, u32)]) -> Vec<Node> {
         .collect();
     // By start, then widest first: whatever a symbol contains follows it, until a start
     // passes its end.
-    hit.sort_by(|a, b| {
-        (
-            a.start_line,
-            std::cmp::Reverse(a.end_line),
-            &a.qualified_name,
-            &a.id,
-        )
-            .cmp(&(
-                b.start_line,
-                std::cmp::Reverse(b.end_line),
-                &b.qualified_name,
-                &b.id,
-            ))
-    });
+    hit.sort_by(|a, b| crate::model::outline_key(a).cmp(&crate::model::outline_key(b)));
     let mut outer = vec![false; hit.len()];
     for i in 0..hit.len() {
         let (start, end) = (hit[i].start_line, hit[i].end_line);
