@@ -3,6 +3,7 @@
 
 use codectx::stack::ServiceKind;
 use codectx_clients::{LexicalClient, PeerConfig};
+use codectx_errors::ErrorKind;
 use codectx_proto::lexical::v1::{self as pb, MatchedField, ScopeKind};
 use codectx_tests::{authorize, create_tenant, start_indexed};
 use tonic::Code;
@@ -168,6 +169,105 @@ async fn scope_comes_from_the_context_only() {
             .to_status()
             .code(),
         Code::InvalidArgument
+    );
+    f.stack.stack.stop().await.unwrap();
+}
+
+/// A request that finds its scope's index still loading (a large corpus, the first read
+/// after a start or a re-index) is told so, as `unavailable` with when to ask again, and
+/// the load goes on so a later request is answered; through the assembler the agent
+/// hears the same instead of a `deadline_exceeded` that tells it to narrow its request.
+/// (The wait is 0 here, and the repository gains 4,000 generated functions, so that
+/// every load outlasts it.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loading_index_answers_unavailable_and_keeps_loading() {
+    let f = codectx_tests::start_indexed_on(
+        "go",
+        "shop",
+        |checkout| {
+            let mut text = String::from("package store\n");
+            for n in 0..4_000 {
+                text.push_str(&format!(
+                    "\n// Generated{n} returns its number.\nfunc Generated{n}() int {{ return {n} }}\n"
+                ));
+            }
+            std::fs::write(checkout.join("store/generated.go"), text).unwrap();
+        },
+        |options| codectx::stack::StackOptions {
+            lexical_load_wait_ms: 0,
+            ..options
+        },
+    )
+    .await;
+    let lexical = LexicalClient::connect(&PeerConfig::single(
+        f.stack.endpoint(ServiceKind::LexicalRanker),
+    ))
+    .unwrap();
+    let assembler = codectx_clients::AssemblerClient::connect(&PeerConfig::single(
+        f.stack.endpoint(ServiceKind::ContextAssembler),
+    ))
+    .unwrap();
+    // A re-index gives the corpus a new version, so the next request starts a load.
+    let reindex = || async {
+        let path = f.checkout.path().join("store/store.go");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{text}\nfunc Flush{}() {{}}\n", text.len())).unwrap();
+        let args = codectx::indexing::IndexArgs {
+            threads: 2,
+            quiet: true,
+            ..codectx::indexing::IndexArgs::embedded(
+                f.checkout.path().to_path_buf(),
+                "shop".into(),
+                f.stack.data.path().to_path_buf(),
+            )
+        };
+        codectx::indexing::run(&args, &*f.stack.stack.graph_store)
+            .await
+            .unwrap();
+    };
+    reindex().await;
+    let loading = lexical
+        .rank(&f.context, rank("NewServer"))
+        .await
+        .unwrap_err();
+    assert_eq!(loading.kind(), ErrorKind::Unavailable, "{loading:?}");
+    assert!(
+        loading.message().contains("still loading") && loading.message().contains("retry"),
+        "{}",
+        loading.message()
+    );
+    // The load went on: a later request is answered from it.
+    let began = std::time::Instant::now();
+    let found = loop {
+        match lexical.rank(&f.context, rank("NewServer")).await {
+            Ok(found) => break found,
+            Err(error) if error.kind() == ErrorKind::Unavailable => {
+                assert!(began.elapsed().as_secs() < 30, "never loaded: {error:?}");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(error) => panic!("{error:?}"),
+        }
+    };
+    assert_eq!(found.candidates[0].name, "NewServer");
+    // Through the assembler: a tool call during a load is `unavailable`, not a deadline.
+    // (The assembler reads the graph's version at most once a second: freshness::TTL.)
+    reindex().await;
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let search = assembler
+        .search(
+            &f.context,
+            codectx_proto::assembler::v1::SearchRequest {
+                query: "NewServer".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(search.kind(), ErrorKind::Unavailable, "{search:?}");
+    assert!(
+        search.message().contains("still loading"),
+        "{}",
+        search.message()
     );
     f.stack.stack.stop().await.unwrap();
 }

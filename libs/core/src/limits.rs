@@ -46,6 +46,10 @@ pub const DENSE_LEG_DEADLINE_SECONDS: u64 = 2;
 /// reads a large graph's corpus page by page for longer than a tool call may take; the
 /// lexical ranker keeps loading after the caller that started it has given up).
 pub const CORPUS_STREAM_DEADLINE_SECONDS: u64 = 120;
+/// How long a request waits for its scope's lexical index to load before it answers
+/// `unavailable` (retry) while the load goes on: under [`OPERATION_DEADLINE_SECONDS`],
+/// so the caller is told the index is loading rather than that it asked too much.
+pub const INDEX_LOAD_WAIT_SECONDS: u64 = 6;
 
 /// `INVALID_ARGUMENT` (reason `limit_exceeded`) when `value` is longer than `limit` bytes.
 pub fn check_bytes(field: &str, value: &str, limit: usize) -> Result<(), Error> {

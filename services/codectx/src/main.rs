@@ -221,6 +221,7 @@ async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
         compression: Default::default(),
         graph: Default::default(),
         vectors: Default::default(),
+        lexical_load_wait_ms: codectx_core::limits::INDEX_LOAD_WAIT_SECONDS * 1000,
     })
     .await?;
     let endpoint = |kind: ServiceKind| {
@@ -306,6 +307,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         compression: persistent_compression(&args.data),
         graph: args.graph.backend(),
         vectors: Default::default(),
+        lexical_load_wait_ms: codectx_core::limits::INDEX_LOAD_WAIT_SECONDS * 1000,
     })
     .await?;
     let watching = if args.no_watch {

@@ -146,6 +146,9 @@ pub struct StackOptions {
     pub graph: GraphBackend,
     /// The vector store (embedded unless measuring a cluster backend).
     pub vectors: VectorBackend,
+    /// How long a request waits for a lexical index to load before it answers
+    /// `unavailable` (lexical-ranker's `load_wait_ms`).
+    pub lexical_load_wait_ms: u64,
 }
 
 impl StackOptions {
@@ -165,6 +168,7 @@ impl StackOptions {
             compression: Default::default(),
             graph: GraphBackend::Embedded,
             vectors: VectorBackend::Embedded,
+            lexical_load_wait_ms: codectx_core::limits::INDEX_LOAD_WAIT_SECONDS * 1000,
         }
     }
 }
@@ -276,6 +280,7 @@ impl Stack {
                         peers: codectx_lexical_ranker::Peers {
                             graph_hydrator: peer(ServiceKind::GraphHydrator),
                         },
+                        load_wait_ms: options.lexical_load_wait_ms,
                         ..Default::default()
                     })
                     .await?,

@@ -43,6 +43,11 @@ pub struct Config {
     pub peers: Peers,
     /// Memory for cached indexes, in MiB (weighed by approximate index size).
     pub cache_mib: u64,
+    /// How long a request waits, in milliseconds, for its scope's index to load before
+    /// it answers `unavailable` ("loading; retry in a few seconds"). The load goes on
+    /// for the next request. Under the operation deadline, so a caller hears why
+    /// instead of a `deadline_exceeded` that tells it to narrow its request.
+    pub load_wait_ms: u64,
 }
 
 /// The `[peers]` section: services this one calls.
@@ -60,6 +65,7 @@ impl Default for Config {
             tenant: TenantConfig::default(),
             peers: Peers::default(),
             cache_mib: 512,
+            load_wait_ms: limits::INDEX_LOAD_WAIT_SECONDS * 1000,
         }
     }
 }
@@ -85,6 +91,7 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
         graph,
         cache,
         current: Mutex::new(HashMap::new()),
+        load_wait: std::time::Duration::from_millis(config.load_wait_ms),
     };
     Ok(BuiltService {
         name: NAME,
@@ -104,6 +111,8 @@ struct LexicalRanker {
     cache: moka::future::Cache<(String, String), Arc<LexicalIndex>>,
     /// scope key → the version last served, so a new version evicts the old index.
     current: Mutex<HashMap<String, String>>,
+    /// How long a request waits for a load ([`Config::load_wait_ms`]).
+    load_wait: std::time::Duration,
 }
 
 fn scope_kind(value: i32) -> Result<ScopeKind, Error> {
@@ -264,8 +273,21 @@ impl LexicalRanker {
                 })
                 .await
         });
-        let index = load
+        // A large corpus (a big repository on a server graph store, the first request
+        // after a start or a re-index) can take longer than a tool call may: the caller
+        // hears that the index is loading and when to ask again, while the load goes on.
+        let index = tokio::time::timeout(self.load_wait, load)
             .await
+            .map_err(|_| {
+                Error::unavailable(format!(
+                    "the lexical index of this {} is still loading (a large corpus, first \
+                     read after a start or a re-index); retry in a few seconds",
+                    match scope {
+                        ScopeKind::Memory => "memory namespace",
+                        _ => "repository",
+                    }
+                ))
+            })?
             .map_err(|e| Error::internal(format!("corpus loader: {e}")))?
             .map_err(|e: Arc<Error>| (*e).clone())?;
         Ok((index, version))
