@@ -135,14 +135,14 @@ pub async fn run(
                 {
                     outcome.haystack = earlier.clone();
                 }
-                // An entry or a neighbour list sent "as sent in call N" is that call's,
+                // An entry, or fields of one, "as sent in call N" are that call's,
                 // unchanged (the gateway refers only to identical parts): the agent
-                // holds it there. Its tokens stay those of the reference.
-                for n in referenced_parts(&outcome.text) {
-                    if let Some(earlier) = n.checked_sub(1).and_then(|i| received.get(i)) {
-                        outcome.haystack.push('\n');
-                        outcome.haystack.push_str(earlier);
-                    }
+                // holds them there. Only those parts count as received, not the rest of
+                // call N. Tokens stay those of the reference.
+                let held = referenced_parts(&outcome.text, &received);
+                if !held.is_empty() {
+                    outcome.haystack.push('\n');
+                    outcome.haystack.push_str(&held);
                 }
                 outcome
             });
@@ -189,21 +189,134 @@ fn referenced_call(text: &str) -> Option<usize> {
     rest.split_whitespace().next()?.parse().ok()
 }
 
-/// The calls whose parts a text refers to (`as sent in call N`), each once.
-fn referenced_parts(text: &str) -> Vec<usize> {
-    let mut calls: Vec<usize> = text
-        .match_indices("as sent in call ")
-        .filter_map(|(at, marker)| {
-            let digits: String = text[at + marker.len()..]
+/// An entry of a rendered answer: its head line (`kind name path:lines`, at no
+/// indentation) and the lines indented under it.
+struct Block<'a> {
+    head: &'a str,
+    body: Vec<&'a str>,
+}
+
+impl Block<'_> {
+    /// What identifies the entry across answers: its kind and its `path:lines` (the
+    /// first and last words of the head line; the name between may be written relative
+    /// to another prefix).
+    fn key(&self) -> (&str, &str) {
+        let mut words = self.head.split_whitespace();
+        let kind = words.next().unwrap_or("");
+        (kind, words.next_back().unwrap_or(""))
+    }
+
+    /// The lines of `field`: `  field: value`, or `  field:` / `  field (confidence):`
+    /// and the lines indented under it.
+    fn field(&self, field: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut inside = false;
+        for line in &self.body {
+            if let Some(rest) = line.strip_prefix("  ")
+                && !rest.starts_with(' ')
+            {
+                inside = rest
+                    .strip_prefix(field)
+                    .is_some_and(|after| after.starts_with(':') || after.starts_with(" ("));
+            }
+            if inside {
+                out.push(*line);
+            }
+        }
+        out
+    }
+}
+
+/// The entries of a rendered answer.
+fn blocks(text: &str) -> Vec<Block<'_>> {
+    const TOP: &[&str] = &[
+        "status:",
+        "notice:",
+        "index:",
+        "names relative to ",
+        "related:",
+        "omitted:",
+        "next:",
+        "legs:",
+        "degraded:",
+        "scores:",
+        "unchanged:",
+        "memory:",
+        "repository:",
+    ];
+    let mut out: Vec<Block<'_>> = Vec::new();
+    let mut open = false;
+    for line in text.lines() {
+        if line.starts_with(' ') {
+            if open && let Some(block) = out.last_mut() {
+                block.body.push(line);
+            }
+        } else if line.is_empty() || TOP.iter().any(|top| line.starts_with(top)) {
+            open = false;
+        } else {
+            out.push(Block {
+                head: line,
+                body: Vec::new(),
+            });
+            open = true;
+        }
+    }
+    out
+}
+
+/// The text of the parts `text` refers to (`unchanged: as sent in call N`: the whole
+/// entry; `unchanged: signature, callers as sent in call N; summary as sent in call M`:
+/// those fields of the entry), taken from the answers already `received` (by call
+/// number, 1-based). A part not found there adds nothing.
+fn referenced_parts(text: &str, received: &[String]) -> String {
+    const MARKER: &str = " as sent in call ";
+    let mut out = String::new();
+    for block in blocks(text) {
+        let Some(unchanged) = block
+            .body
+            .iter()
+            .find_map(|line| line.strip_prefix("  unchanged: "))
+        else {
+            continue;
+        };
+        for group in unchanged.split("; ") {
+            let group = format!(" {group}");
+            let Some(at) = group.rfind(MARKER) else {
+                continue;
+            };
+            let digits: String = group[at + MARKER.len()..]
                 .chars()
                 .take_while(char::is_ascii_digit)
                 .collect();
-            digits.parse().ok()
-        })
-        .collect();
-    calls.sort_unstable();
-    calls.dedup();
-    calls
+            let Some(earlier) = digits
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| received.get(n.checked_sub(1)?))
+            else {
+                continue;
+            };
+            let Some(source) = blocks(earlier).into_iter().find(|b| b.key() == block.key()) else {
+                continue;
+            };
+            let fields = group[..at].trim();
+            if fields.is_empty() {
+                out.push_str(source.head);
+                out.push('\n');
+                for line in &source.body {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+                continue;
+            }
+            for field in fields.split(", ") {
+                for line in source.field(field) {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    out
 }
 
 fn percent(part: f64, whole: f64) -> Option<f64> {
@@ -276,11 +389,30 @@ mod tests {
         );
         assert_eq!(referenced_call("status: ok\nfunction a.b a.py:1\n"), None);
         assert_eq!(referenced_call("status: ok"), None);
+    }
+
+    #[test]
+    fn a_part_reference_holds_that_part_only() {
+        let first = "status: ok\nnames relative to example.com/\nfunction a.b a.py:1-9\n  callers:\n    c.py: 3 c.run; 7 c.go\n  signature: def b(x)\n  summary: Bees.\n  strings:\n    (here): 4 ZEBRA\nfunction a.c a.py:11-12\n  summary: Sees.\n";
+        let received = vec![first.to_owned(), "status: ok\n".to_owned()];
+        // Fields: those fields of that entry, not the rest of the call.
+        let held = referenced_parts(
+            "status: ok\nfunction b a.py:1-9\n  unchanged: callers, summary as sent in call 1\n",
+            &received,
+        );
         assert_eq!(
-            referenced_parts(
-                "status: ok\nfunction a.b a.py:1\n  callers: 4, as sent in call 2\n  unchanged: as sent in call 12\n  callees: 3, as sent in call 2\n"
-            ),
-            vec![2, 12]
+            held,
+            "  callers:\n    c.py: 3 c.run; 7 c.go\n  summary: Bees.\n"
+        );
+        assert!(!held.contains("ZEBRA") && !held.contains("Sees"));
+        // The whole entry; two calls in one line; a call or entry that is not there.
+        let held = referenced_parts(
+            "status: ok\nfunction a.c a.py:11-12\n  unchanged: as sent in call 1\nfunction a.b a.py:1-9\n  unchanged: signature as sent in call 1; strings as sent in call 2\nfunction a.d a.py:20\n  unchanged: as sent in call 1\nfunction a.c a.py:11-12\n  unchanged: as sent in call 9\n",
+            &received,
+        );
+        assert_eq!(
+            held,
+            "function a.c a.py:11-12\n  summary: Sees.\n  signature: def b(x)\n"
         );
     }
 
