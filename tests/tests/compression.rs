@@ -104,6 +104,36 @@ async fn answers_are_compressed_and_detail_bypasses() {
         "{}",
         stats.text
     );
+
+    // The header lines the session holds are stated once: the first answer carried
+    // them, the next one of the same repository and version leaves them out, and
+    // `fresh` (as `detail`, above) sends them again.
+    let header = |text: &str| {
+        text.lines()
+            .filter(|l| l.starts_with("index:") || l.starts_with("names relative to "))
+            .count()
+    };
+    assert_eq!(header(&compact.text), 2, "{}", compact.text);
+    assert_eq!(header(&full.text), 2, "{}", full.text);
+    let graph =
+        object(json!({"repository": "shop", "symbol": "Server.Serve", "direction": "callers"}));
+    let stated = agent.call("get_call_graph", &graph).await.unwrap();
+    assert!(!stated.is_error, "{}", stated.text);
+    assert_eq!(header(&stated.text), 0, "{}", stated.text);
+    assert!(stated.text.contains("server.Run"), "{}", stated.text);
+    let mut fresh = graph.clone();
+    fresh.insert("fresh".into(), Value::Bool(true));
+    let again = agent.call("get_call_graph", &fresh).await.unwrap();
+    assert_eq!(header(&again.text), 2, "{}", again.text);
+    let stats = agent
+        .call("get_compression_stats", &Map::new())
+        .await
+        .unwrap();
+    assert!(
+        stats.text.contains("2 header lines left out"),
+        "{}",
+        stats.text
+    );
     agent.close().await;
 }
 

@@ -357,9 +357,18 @@ impl Engine {
                 (raw.clone(), Level::Off, Outcome::Failed, 0)
             }
         };
-        let sent = tokens(&text) as u64;
+        let delivered;
         let totals = {
             let mut session = lock(session);
+            // The header lines the session's last answer already stated are left out
+            // (`fresh: true`, `detail: true`, programs and a failed compression get
+            // them all).
+            let elide = !options.fresh
+                && !options.detail
+                && !call.structured
+                && !matches!(outcome, Outcome::Failed);
+            delivered = session.stated.apply(&text, elide);
+            let sent = tokens(&delivered) as u64;
             session.tokens_raw += raw_tokens as u64;
             session.tokens_sent += sent;
             let mut totals = Totals {
@@ -407,7 +416,7 @@ impl Engine {
             self.store.count(principal, &totals);
         }
         Delivered {
-            text,
+            text: delivered,
             level,
             outcome,
         }

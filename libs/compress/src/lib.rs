@@ -5,7 +5,8 @@
 //! answers, the focus set, structured content), the tool's compressor at the session's
 //! [`Level`] (fixed, or `auto` from the token budget; capped per tool and by the
 //! quality monitor), then session dedup ([`ledger`]) and cross-session dedup per tenant
-//! and subject ([`store`]). A panic inside returns the raw answer and is counted.
+//! and subject ([`store`]); header lines the session already holds are stated once
+//! ([`stated`]). A panic inside returns the raw answer and is counted.
 //! [`generic`] holds the compressors of the `compress` tool. `docs/compression.md`
 //! describes the levels and their measured quality.
 
@@ -15,6 +16,7 @@ pub mod ledger;
 pub mod level;
 pub mod parts;
 pub mod session;
+pub mod stated;
 pub mod store;
 pub mod tools;
 

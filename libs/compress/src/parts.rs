@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 /// Parts remembered per session.
 pub const MAX_PARTS: usize = 4_096;
 /// Fields smaller than this (as JSON) are sent again: a reference would save too little.
-pub const MIN_PART_BYTES: usize = 40;
+pub const MIN_PART_BYTES: usize = 32;
 /// The field a referenced entry carries: where its full text is.
 pub const UNCHANGED_FIELD: &str = "unchanged";
 /// The `omitted` reason of referenced parts.

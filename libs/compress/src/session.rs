@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::ledger::SessionLedger;
 use crate::level::{Level, LevelSetting, LevelSource};
 use crate::parts::PartsLedger;
+use crate::stated::StatedHeaders;
 
 /// A symbol or file just opened for reading source or for editing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -59,6 +60,7 @@ pub struct Session {
     pub(crate) ledger: SessionLedger,
     pub(crate) parts: PartsLedger,
     pub(crate) part_references: u64,
+    pub(crate) stated: StatedHeaders,
     pub(crate) focus: Vec<FocusEntry>,
     pub(crate) tools: BTreeMap<String, ToolStats>,
     pub(crate) failures: u64,
@@ -186,6 +188,7 @@ impl Session {
             },
             dedup_entries: self.ledger.len() + self.parts.len(),
             part_references: self.part_references,
+            headers_left_out: self.stated.elided(),
             dedup_hits: self.dedup_hits,
             cross_session_hits: self.cross_session_hits,
             focus: self
@@ -246,6 +249,9 @@ pub struct Stats {
     pub dedup_hits: u64,
     /// Entries and neighbour lists sent as references to an earlier call.
     pub part_references: u64,
+    /// Header lines (`index:`, `names relative to`) left out because the session's
+    /// last answer that carried them said the same.
+    pub headers_left_out: u64,
     pub cross_session_hits: u64,
     pub focus: Vec<FocusEntry>,
     pub bypasses: u64,
@@ -275,7 +281,7 @@ impl Stats {
     /// The compact text a model reads.
     pub fn render(&self) -> String {
         let mut out = format!(
-            "status: ok\nlevel: {} (from {}; now {})\nbudget: {} of {} tokens used, {} left\ncalls: {}, tokens {} raw -> {} sent ({}% saved)\ndedup: {} answers and parts held, {} session hits, {} parts referenced, {} cross-session hits\nbypasses: {}\nfailures: {}\n",
+            "status: ok\nlevel: {} (from {}; now {})\nbudget: {} of {} tokens used, {} left\ncalls: {}, tokens {} raw -> {} sent ({}% saved)\ndedup: {} answers and parts held, {} session hits, {} parts referenced, {} cross-session hits, {} header lines left out (stated before)\nbypasses: {}\nfailures: {}\n",
             self.level,
             self.level_source,
             self.current_level,
@@ -290,6 +296,7 @@ impl Stats {
             self.dedup_hits,
             self.part_references,
             self.cross_session_hits,
+            self.headers_left_out,
             self.bypasses,
             self.failures,
         );
