@@ -93,12 +93,17 @@ pub struct EntityInput {
     pub facts: Vec<FactInput>,
 }
 
-/// An entity as the lexical corpus sees it: with the text of its current facts,
-/// `predicate object` for its own and `subject predicate` for those naming it.
+/// An entity as the lexical corpus sees it: with the names its current facts connect it
+/// to (the object of its own, the subject of those naming it) and their predicates apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryDocument {
     pub entity: MemoryEntity,
+    /// The names its facts connect it to: each own fact's object, each fact's subject
+    /// that names it.
     pub facts: Vec<String>,
+    /// The predicates of those facts as words (`writes_to` -> `writes to`), each once:
+    /// lexical search counts them only beside a match of another field.
+    pub predicates: Vec<String>,
 }
 
 /// Builds the corpus documents of `entities` from the namespace's current `facts`
@@ -108,15 +113,17 @@ pub fn documents(
     entities: Vec<MemoryEntity>,
     facts: &[(String, String, String, String, String)],
 ) -> Vec<MemoryDocument> {
-    let mut text: std::collections::HashMap<&str, Vec<String>> = std::collections::HashMap::new();
+    type Text = (Vec<String>, Vec<String>);
+    let mut text: std::collections::HashMap<&str, Text> = std::collections::HashMap::new();
     for (subject_id, subject, predicate, object_id, object) in facts {
         let words = predicate.replace('_', " ");
-        text.entry(subject_id)
-            .or_default()
-            .push(format!("{words} {object}"));
-        text.entry(object_id)
-            .or_default()
-            .push(format!("{subject} {words}"));
+        for (id, name) in [(subject_id, object), (object_id, subject)] {
+            let (names, predicates) = text.entry(id).or_default();
+            names.push(name.clone());
+            if !predicates.contains(&words) {
+                predicates.push(words.clone());
+            }
+        }
     }
     let subjects: std::collections::HashSet<&str> = facts.iter().map(|f| f.0.as_str()).collect();
     entities
@@ -127,8 +134,12 @@ pub fn documents(
                 || subjects.contains(entity.id.as_str())
         })
         .map(|entity| {
-            let facts = text.remove(entity.id.as_str()).unwrap_or_default();
-            MemoryDocument { entity, facts }
+            let (facts, predicates) = text.remove(entity.id.as_str()).unwrap_or_default();
+            MemoryDocument {
+                entity,
+                facts,
+                predicates,
+            }
         })
         .collect()
 }

@@ -214,20 +214,32 @@ async fn contract(store: &dyn MemoryStore) {
     // values (Berlin, Team Core) are not entries, and the superseded owner is found by
     // nothing.
     let corpus = store.memory_corpus(&tenant, &namespace).await.unwrap();
-    let mut documents: Vec<(&str, Vec<String>)> = corpus
+    let mut documents: Vec<(&str, Vec<String>, Vec<String>)> = corpus
         .iter()
         .map(|d| {
             let mut facts = d.facts.clone();
             facts.sort();
-            (d.entity.name.as_str(), facts)
+            (d.entity.name.as_str(), facts, d.predicates.clone())
         })
         .collect();
     documents.sort();
+    let text = |facts: &[&str], predicates: &[&str]| {
+        (
+            facts.iter().map(|f| (*f).to_owned()).collect::<Vec<_>>(),
+            predicates
+                .iter()
+                .map(|p| (*p).to_owned())
+                .collect::<Vec<_>>(),
+        )
+    };
     assert_eq!(
-        documents,
+        documents
+            .iter()
+            .map(|(name, facts, predicates)| (*name, (facts.clone(), predicates.clone())))
+            .collect::<Vec<_>>(),
         vec![
-            ("Payments service", vec!["owned by Team Core".to_owned()]),
-            ("Team Ledger", vec!["located in Berlin".to_owned()]),
+            ("Payments service", text(&["Team Core"], &["owned by"])),
+            ("Team Ledger", text(&["Berlin"], &["located in"])),
         ]
     );
 
@@ -273,16 +285,20 @@ async fn contract(store: &dyn MemoryStore) {
         corpus
             .iter()
             .find(|d| d.entity.name == name)
-            .map(|d| d.facts.clone())
+            .map(|d| (d.facts.clone(), d.predicates.clone()))
             .unwrap_or_default()
     };
+    // The names a fact connects, and its predicate apart (a verb alone is no match).
     assert_eq!(
         facts_of("OrdersDB"),
-        vec!["writes to InvoiceService".to_owned()]
+        (
+            vec!["InvoiceService".to_owned()],
+            vec!["writes to".to_owned()]
+        )
     );
     assert_eq!(
         facts_of("InvoiceService"),
-        vec!["OrdersDB writes to".to_owned()]
+        (vec!["OrdersDB".to_owned()], vec!["writes to".to_owned()])
     );
 
     // Forget by alias: the entity, its aliases and its facts go.

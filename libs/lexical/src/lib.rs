@@ -32,8 +32,13 @@ pub enum Field {
     Summary,
     /// A code symbol's doc comment prose (its first paragraphs, ADR 0011).
     Doc,
-    /// A memory entity's facts (`predicate object`, `subject predicate`).
+    /// A memory entity's facts: the names they connect it to (the object of its own
+    /// facts, the subject of facts about it).
     Fact,
+    /// The words of a memory entity's fact predicates (`writes to`, `uses`). They add to
+    /// a match another field made and never make one alone: a question's verb ("which
+    /// typeface do we use?") is no evidence that an entity with a `uses` fact is meant.
+    Predicate,
 }
 
 impl Field {
@@ -41,7 +46,7 @@ impl Field {
         match self {
             Field::Name | Field::Alias => 3.0,
             Field::QualifiedName => 1.5,
-            Field::Type | Field::Signature | Field::Fact => 1.0,
+            Field::Type | Field::Signature | Field::Fact | Field::Predicate => 1.0,
             // Prose: many words, each a weaker sign than a word of the name.
             Field::Summary => 0.7,
             // The whole doc comment: more words still, the summary among them.
@@ -79,8 +84,10 @@ pub struct Document {
     pub error_messages: Vec<String>,
     /// A code symbol's one-line summary.
     pub summary: String,
-    /// A memory entity's current facts as text.
+    /// A memory entity's current facts as text: the names they connect it to.
     pub facts: Vec<String>,
+    /// A memory entity's fact predicates as words ([`Field::Predicate`]).
+    pub predicates: Vec<String>,
     /// A code symbol's doc comment prose.
     pub doc: String,
     /// Test code (a test, or in a test file): left out of ranked candidates when the
@@ -105,6 +112,8 @@ struct Posting {
     frequency: f32,
     /// The field that contributed most.
     field: Field,
+    /// Only supporting fields ([`Field::Predicate`]) hold the word.
+    supporting: bool,
 }
 
 /// How much a word match on a document of this kind counts: module-level variables are
@@ -179,10 +188,14 @@ impl LexicalIndex {
         let mut total_length = 0f64;
         for (position, document) in documents.iter().enumerate() {
             let id = position as u32;
-            let mut frequencies: BTreeMap<String, (f32, Field, f32)> = BTreeMap::new();
+            // token -> (weighted frequency, strongest field, its weight, only supporting).
+            let mut frequencies: BTreeMap<String, (f32, Field, f32, bool)> = BTreeMap::new();
             let mut length = 0f32;
             let mut add = |text: &str, field: Field| {
-                let prose = matches!(field, Field::Summary | Field::Doc | Field::Fact);
+                let prose = matches!(
+                    field,
+                    Field::Summary | Field::Doc | Field::Fact | Field::Predicate
+                );
                 for token in tokenize(text) {
                     if prose && is_stop_word(&token) {
                         continue;
@@ -196,8 +209,9 @@ impl LexicalIndex {
                     if field != Field::Doc {
                         length += weight;
                     }
-                    let entry = frequencies.entry(token).or_insert((0.0, field, 0.0));
+                    let entry = frequencies.entry(token).or_insert((0.0, field, 0.0, true));
                     entry.0 += weight;
+                    entry.3 &= field == Field::Predicate;
                     if weight > entry.2 {
                         entry.1 = field;
                         entry.2 = weight;
@@ -223,13 +237,17 @@ impl LexicalIndex {
                 for fact in &document.facts {
                     add(fact, Field::Fact);
                 }
+                for predicate in &document.predicates {
+                    add(predicate, Field::Predicate);
+                }
             }
-            for (token, (frequency, field, _)) in frequencies {
+            for (token, (frequency, field, _, supporting)) in frequencies {
                 index.bytes += token.len() + 16;
                 index.postings.entry(token).or_default().push(Posting {
                     document: id,
                     frequency,
                     field,
+                    supporting,
                 });
             }
             index.lengths.push(length);
@@ -271,6 +289,7 @@ impl LexicalIndex {
                 + document.summary.len()
                 + document.doc.len()
                 + document.facts.iter().map(String::len).sum::<usize>()
+                + document.predicates.iter().map(String::len).sum::<usize>()
                 + document
                     .error_messages
                     .iter()
@@ -389,7 +408,9 @@ impl LexicalIndex {
         }
         let exact: rustc_hash::FxHashSet<String> = out.iter().map(|c| c.id.clone()).collect();
         let n = self.ranked as f64;
-        let mut scores: HashMap<u32, (f64, Field, f64)> = HashMap::default();
+        // document -> (score, strongest field, its term, some word matched outside the
+        // supporting fields).
+        let mut scores: HashMap<u32, (f64, Field, f64, bool)> = HashMap::default();
         // A question's function words ("where is the ...") match nothing worth ranking.
         let mut tokens: Vec<String> = tokenize(query)
             .into_iter()
@@ -412,10 +433,12 @@ impl LexicalIndex {
                 let length = f64::from(self.lengths[posting.document as usize]);
                 let term = idf * frequency * (K1 + 1.0)
                     / (frequency + K1 * (1.0 - B + B * length / self.average_length));
-                let entry = scores
-                    .entry(posting.document)
-                    .or_insert((0.0, posting.field, 0.0));
+                let entry =
+                    scores
+                        .entry(posting.document)
+                        .or_insert((0.0, posting.field, 0.0, false));
                 entry.0 += term;
+                entry.3 |= !posting.supporting;
                 if term > entry.2 {
                     entry.1 = posting.field;
                     entry.2 = term;
@@ -424,9 +447,11 @@ impl LexicalIndex {
         }
         let mut ranked: Vec<(u32, f64, Field)> = scores
             .into_iter()
+            // A match on supporting words alone is no match.
+            .filter(|(_, (_, _, _, anchored))| *anchored)
             .filter(|(id, _)| self.kind_allowed(*id, kinds))
             .filter(|(id, _)| !(production_only && self.documents[*id as usize].in_tests))
-            .map(|(id, (score, field, _))| {
+            .map(|(id, (score, field, _, _))| {
                 (
                     id,
                     score * kind_prior(&self.documents[id as usize].kind),
@@ -643,6 +668,35 @@ mod tests {
         let found = index.rank("which one deploys with blue-green", 5, &[]);
         assert_eq!(found.first().map(|c| c.id.as_str()), Some("p"), "{found:?}");
         assert_eq!(found[0].matched, Match::Ranked(Field::Fact));
+    }
+
+    #[test]
+    fn a_predicate_word_adds_to_a_match_and_never_makes_one() {
+        let index = LexicalIndex::build_with(
+            vec![
+                Document {
+                    facts: vec!["Stripe".into()],
+                    predicates: vec!["uses".into()],
+                    ..document("p", "PaymentsAdapter", "PaymentsAdapter", "component")
+                },
+                Document {
+                    facts: vec!["Stripe".into()],
+                    ..document("q", "RefundJob", "RefundJob", "component")
+                },
+                document("w", "MarketingSite", "MarketingSite", "component"),
+            ],
+            WordForms::Folded,
+        );
+        // The verb alone: nothing (it matched PaymentsAdapter's `uses` before).
+        let found = index.rank("which typeface do we use", 5, &[]);
+        assert!(found.is_empty(), "{found:?}");
+        // With a word of the fact, the predicate adds: the entity that uses Stripe first.
+        let found = index.rank("who uses stripe", 5, &[]);
+        assert_eq!(found.first().map(|c| c.id.as_str()), Some("p"), "{found:?}");
+        assert_eq!(found.len(), 2, "{found:?}");
+        // The name matched by a word: the predicate is no obstacle.
+        let found = index.rank("marketing site use", 5, &[]);
+        assert_eq!(found.first().map(|c| c.id.as_str()), Some("w"), "{found:?}");
     }
 
     #[test]

@@ -191,6 +191,7 @@ fn entry(
             n.summary.clone()
         },
         facts: Vec::new(),
+        predicates: Vec::new(),
         doc: n.doc.clone(),
         in_tests: n.test || is_test_path(&n.path) || is_test_name(&n.name),
         uses: uses.get(&n.id).cloned().unwrap_or_default(),

@@ -563,6 +563,7 @@ impl GraphHydratorService for GraphHydrator {
                                 error_messages: Vec::new(),
                                 summary: String::new(),
                                 facts: d.facts.clone(),
+                                predicates: d.predicates.clone(),
                                 ..Default::default()
                             })
                             .collect(),

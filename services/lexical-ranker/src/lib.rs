@@ -139,7 +139,8 @@ fn matched_field(matched: Match) -> pb::MatchedField {
         Match::Ranked(Field::QualifiedName) => pb::MatchedField::QualifiedName,
         Match::Ranked(Field::Signature) => pb::MatchedField::Signature,
         Match::Ranked(Field::Summary) => pb::MatchedField::Summary,
-        Match::Ranked(Field::Fact) => pb::MatchedField::Fact,
+        // A predicate is part of a fact (and only ever strongest beside another match).
+        Match::Ranked(Field::Fact | Field::Predicate) => pb::MatchedField::Fact,
         Match::Ranked(Field::Doc) => pb::MatchedField::Doc,
     }
 }
@@ -255,6 +256,7 @@ impl LexicalRanker {
                             error_messages: e.error_messages,
                             summary: e.summary,
                             facts: e.facts,
+                            predicates: e.predicates,
                             doc: e.doc,
                             in_tests: e.in_tests,
                         }));

@@ -238,8 +238,8 @@ pub struct CorpusEntry {
     /// The one-line summary of a code symbol (its docstring's first sentence, redacted).
     #[prost(string, tag = "8")]
     pub summary: ::prost::alloc::string::String,
-    /// A memory entity's current facts as text, `predicate object` (outgoing) and
-    /// `subject predicate` (incoming): a word of a fact finds the entity it describes.
+    /// A memory entity's current facts as text: the object of each of its own facts and
+    /// the subject of each fact about it (a word of a fact finds the entity it describes).
     #[prost(string, repeated, tag = "9")]
     pub facts: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
     /// A code symbol's doc comment prose on one line (redacted, at most 600 characters):
@@ -256,6 +256,10 @@ pub struct CorpusEntry {
     pub uses: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
     #[prost(string, repeated, tag = "13")]
     pub members: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// A memory entity's fact predicates as words (`writes to`): they add to a match
+    /// another field made, never make one alone.
+    #[prost(string, repeated, tag = "14")]
+    pub predicates: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct CorpusChunk {
