@@ -8,6 +8,26 @@ use codectx_proto::lexical::v1::{self as pb, MatchedField, ScopeKind};
 use codectx_tests::{authorize, create_tenant, start_indexed};
 use tonic::Code;
 
+/// Appends `code` to the shop fixture's `store/store.go` and re-indexes it in place (the
+/// corpus gets a new version).
+async fn append_and_reindex(f: &codectx_tests::IndexedStack, code: &str) {
+    let path = f.checkout.path().join("store/store.go");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}{code}")).unwrap();
+    let args = codectx::indexing::IndexArgs {
+        threads: 2,
+        quiet: true,
+        ..codectx::indexing::IndexArgs::embedded(
+            f.checkout.path().to_path_buf(),
+            "shop".into(),
+            f.stack.data.path().to_path_buf(),
+        )
+    };
+    codectx::indexing::run(&args, &*f.stack.stack.graph_store)
+        .await
+        .unwrap();
+}
+
 fn rank(query: &str) -> pb::RankRequest {
     pb::RankRequest {
         scope: ScopeKind::Code as i32,
@@ -75,25 +95,7 @@ async fn exact_first_then_bm25_over_the_indexed_graph() {
     assert!(types.candidates.iter().all(|c| c.kind == "type"));
 
     // Re-indexing changes the version; the next query serves the new corpus.
-    let path = f.checkout.path().join("store/store.go");
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        format!("{text}\n// Flush writes nothing.\nfunc Flush() {{}}\n"),
-    )
-    .unwrap();
-    let args = codectx::indexing::IndexArgs {
-        threads: 2,
-        quiet: true,
-        ..codectx::indexing::IndexArgs::embedded(
-            f.checkout.path().to_path_buf(),
-            "shop".into(),
-            f.stack.data.path().to_path_buf(),
-        )
-    };
-    codectx::indexing::run(&args, &*f.stack.stack.graph_store)
-        .await
-        .unwrap();
+    append_and_reindex(&f, "\n// Flush writes nothing.\nfunc Flush() {}\n").await;
     let after = lexical.rank(&f.context, rank("Flush")).await.unwrap();
     assert_ne!(after.corpus_version, found.corpus_version);
     assert_eq!(after.candidates[0].name, "Flush");
@@ -208,24 +210,7 @@ async fn a_loading_index_answers_unavailable_and_keeps_loading() {
     ))
     .unwrap();
     // A re-index gives the corpus a new version, so the next request starts a load.
-    let reindex = || async {
-        let path = f.checkout.path().join("store/store.go");
-        let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(&path, format!("{text}\nfunc Flush{}() {{}}\n", text.len())).unwrap();
-        let args = codectx::indexing::IndexArgs {
-            threads: 2,
-            quiet: true,
-            ..codectx::indexing::IndexArgs::embedded(
-                f.checkout.path().to_path_buf(),
-                "shop".into(),
-                f.stack.data.path().to_path_buf(),
-            )
-        };
-        codectx::indexing::run(&args, &*f.stack.stack.graph_store)
-            .await
-            .unwrap();
-    };
-    reindex().await;
+    append_and_reindex(&f, "\nfunc FlushFirst() {}\n").await;
     let loading = lexical
         .rank(&f.context, rank("NewServer"))
         .await
@@ -251,7 +236,7 @@ async fn a_loading_index_answers_unavailable_and_keeps_loading() {
     assert_eq!(found.candidates[0].name, "NewServer");
     // Through the assembler: a tool call during a load is `unavailable`, not a deadline.
     // (The assembler reads the graph's version at most once a second: freshness::TTL.)
-    reindex().await;
+    append_and_reindex(&f, "\nfunc FlushSecond() {}\n").await;
     tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
     let search = assembler
         .search(

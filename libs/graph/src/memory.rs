@@ -545,10 +545,11 @@ mod tests {
             ["Payments", "OrdersDB"],
             "a value is not an entry; a subject is"
         );
-        assert_eq!(
-            documents[0].facts,
-            ["owned by team-checkout", "OrdersDB writes to"]
-        );
+        // The names its facts connect it to, and their predicates apart.
+        assert_eq!(documents[0].facts, ["team-checkout", "OrdersDB"]);
+        assert_eq!(documents[0].predicates, ["owned by", "writes to"]);
+        assert_eq!(documents[1].facts, ["Payments"]);
+        assert_eq!(documents[1].predicates, ["writes to"]);
     }
 
     #[test]
