@@ -64,6 +64,11 @@ bench-open-loop: models ## Open-loop load on the Python stdlib (100, 300, 600 ca
 	$(BENCH) --workload bench/workloads/python-stdlib.json --repo cpython-lib=$(PYTHON_STDLIB) \
 	  --arms hybrid --mode call --rates 100,300,600 --duration 20s
 
+.PHONY: bench-rss
+bench-rss: models ## Whole-stack resident memory of codectx up serving the Go standard library (about 98k symbols) under 32 MCP sessions (docs/BENCHMARKS.md)
+	$(CARGO) build --release -q -p codectx --bin codectx
+	bench/rss/rss.sh $${CARGO_TARGET_DIR:-target}/release/codectx $$(go env GOROOT)/src go-src bench/workloads/go-stdlib.json
+
 .PHONY: bench-profile
 bench-profile: models ## Where a saturated stack's CPU goes, per service and kind of work (perf; Python stdlib, 32 clients; docs/BENCHMARKS.md)
 	$(CARGO) build --release -q -p codectx
