@@ -6,11 +6,20 @@
 //! another repository's prefix is stated again at once. Like HTTP/2's header
 //! compression: what both sides already hold is not repeated.
 //!
+//! One rule governs names: the last names line stated applies. An answer whose names are
+//! written in full (a snippet, a not-found) after answers that stated a prefix states
+//! [`NAMES_AS_WRITTEN`] once, so no answer without a names line is read against a prefix
+//! its names do not have.
+//!
 //! Only the header (the lines after the status line, before the first entry) is
 //! touched, and only the kinds of line in [`STATED`]; `fresh: true` sends them all.
 
-/// The header lines stated once, by their prefix.
-pub const STATED: &[&str] = &["index:", "names relative to "];
+/// The header lines stated once, by their prefix (`names relative to P`, or
+/// [`NAMES_AS_WRITTEN`]).
+pub const STATED: &[&str] = &["index:", "names "];
+/// Said when an answer's names are written in full after a prefix was stated.
+pub const NAMES_AS_WRITTEN: &str = "names as written (no prefix)\n";
+const NAMES: usize = 1;
 /// Header lines that stay in place and do not end the header.
 const KEPT: &[&str] = &["notice: "];
 
@@ -30,8 +39,9 @@ impl StatedHeaders {
     /// `text` without the header lines this session already holds (with `elide`), and
     /// the lines sent remembered as the last stated.
     pub fn apply(&mut self, text: &str, elide: bool) -> String {
-        let mut out = String::with_capacity(text.len());
+        let mut out = String::with_capacity(text.len() + NAMES_AS_WRITTEN.len());
         let mut in_header = true;
+        let mut names_stated = false;
         for (number, line) in text.split_inclusive('\n').enumerate() {
             if number == 0 || !in_header {
                 out.push_str(line);
@@ -40,6 +50,7 @@ impl StatedHeaders {
             let kind = STATED.iter().position(|prefix| line.starts_with(prefix));
             match kind {
                 Some(kind) => {
+                    names_stated |= kind == NAMES;
                     let same = self.last[kind].as_deref() == Some(line);
                     if elide && same {
                         self.elided += 1;
@@ -53,11 +64,32 @@ impl StatedHeaders {
                 }
                 None => {
                     in_header = false;
+                    // Entries follow (`kind name path:lines`, not a `key:` line such as
+                    // a reference's `unchanged:`): their names must read right.
+                    let entry = line
+                        .split_whitespace()
+                        .next()
+                        .is_some_and(|word| !word.ends_with(':'));
+                    if entry && !names_stated {
+                        self.names_in_full(&mut out);
+                    }
                     out.push_str(line);
                 }
             }
         }
         out
+    }
+
+    /// Before entries whose header has no names line: after a stated prefix, say that
+    /// these names are written in full (once, until a prefix is stated again).
+    fn names_in_full(&mut self, out: &mut String) {
+        if self.last[NAMES]
+            .as_deref()
+            .is_some_and(|last| last != NAMES_AS_WRITTEN)
+        {
+            out.push_str(NAMES_AS_WRITTEN);
+            self.last[NAMES] = Some(NAMES_AS_WRITTEN.to_owned());
+        }
     }
 }
 
@@ -99,19 +131,53 @@ mod tests {
     }
 
     #[test]
+    fn full_names_after_a_prefix_are_said_once() {
+        let mut stated = StatedHeaders::default();
+        // No prefix stated yet: names as written need no line.
+        let snippet = "status: ok\nfunction example.com/shop/server.Run server/run.go:3-9\n";
+        assert_eq!(stated.apply(snippet, true), snippet);
+        stated.apply(FIRST, true);
+        // After a prefix: the full names are said to be full, once.
+        assert_eq!(
+            stated.apply(snippet, true),
+            "status: ok\nnames as written (no prefix)\nfunction example.com/shop/server.Run server/run.go:3-9\n"
+        );
+        assert_eq!(stated.apply(snippet, true), snippet);
+        // The prefix again: stated, since it is no longer the last names line.
+        assert!(
+            stated
+                .apply(FIRST, true)
+                .contains("names relative to example.com/shop/")
+        );
+        // Without entries (a reference, a not-found) there are no names to read.
+        stated.apply(FIRST, true);
+        for text in [
+            "status: not_found\n",
+            "status: ok\nunchanged: the same answer as call 1 (search, 0 s ago)\n",
+            "status: not_found\nsuggestion: try search\n",
+        ] {
+            assert_eq!(stated.apply(text, true), text);
+        }
+    }
+
+    #[test]
     fn only_header_lines_are_touched_and_fresh_sends_them() {
         let mut stated = StatedHeaders::default();
         stated.apply(FIRST, true);
-        // A line that reads like a header inside an entry stays.
+        // A line that reads like a header inside an entry stays (and these names are
+        // said to be as written, the prefix having been stated).
         let body =
             "status: ok\nnotice: partial\nfunction a.B a.go:1\n  index: version 136b174c7fcf\n";
-        assert_eq!(stated.apply(body, true), body);
+        assert_eq!(
+            stated.apply(body, true),
+            "status: ok\nnotice: partial\nnames as written (no prefix)\nfunction a.B a.go:1\n  index: version 136b174c7fcf\n"
+        );
         let inner = "status: ok\nnotice: partial\nindex: version 136b174c7fcf\nfunction a.B a.go:1\nindex: version 136b174c7fcf\n";
         assert_eq!(
             stated.apply(inner, true),
             "status: ok\nnotice: partial\nfunction a.B a.go:1\nindex: version 136b174c7fcf\n"
         );
-        // fresh: everything, and it is still the last stated.
+        // fresh: everything, and it is the last stated.
         assert_eq!(stated.apply(FIRST, false), FIRST);
         assert_eq!(stated.apply(FIRST, true).lines().count(), 3);
     }

@@ -109,7 +109,7 @@ words; get_symbol_context and get_call_graph for one symbol; get_pr_context for 
 get_code_snippet only when you need the source. Every answer starts with its status \
 (ok, not_found, ambiguous, denied, budget_exceeded, truncated), then its entries (kind, name, \
 path:lines, then their fields; neighbours grouped by file, `(here)` for the entry's own file) \
-and what was omitted. The `index:` and `names relative to` lines are stated when they change: \
+and what was omitted. The `index:` and `names` lines are stated when they change: \
 an answer without them has the last ones stated.";
 
 fn schema(value: Value) -> Arc<JsonObject> {
