@@ -12,7 +12,7 @@ mod trace;
 pub use deadline::DeadlineLayer;
 pub use keys::{TenantConfig, load_verifier, read_public_keys};
 pub use server::{
-    BuiltService, Readiness, RunningService, ServerConfig, bind, describe, serve, shutdown_signal,
-    spawn,
+    BuiltService, Readiness, RunningService, ServerConfig, bind, describe, describe_rpc, serve,
+    shutdown_signal, spawn,
 };
 pub use trace::GrpcTraceLayer;

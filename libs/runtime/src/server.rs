@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codectx_errors::Error;
-use codectx_proto::common::v1::DescribeResponse;
+use codectx_proto::common::v1::{DescribeRequest, DescribeResponse};
 use codectx_tenant::{TenantContext, TenantLayer, Verifier};
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
@@ -382,4 +382,19 @@ pub fn describe(service: &str, capabilities: &[&str], context: &TenantContext) -
         capabilities: capabilities.iter().map(|c| (*c).to_owned()).collect(),
         caller: Some(context.caller_scope()),
     }
+}
+
+/// The `Describe` RPC every service serves: the caller's verified context, then
+/// [`describe`].
+pub fn describe_rpc(
+    request: &tonic::Request<DescribeRequest>,
+    service: &str,
+    capabilities: &[&str],
+) -> Result<tonic::Response<DescribeResponse>, tonic::Status> {
+    let context = codectx_tenant::from_request(request)?;
+    Ok(tonic::Response::new(describe(
+        service,
+        capabilities,
+        &context,
+    )))
 }

@@ -186,12 +186,7 @@ impl AuthzService for AuthzHandler {
         &self,
         request: Request<DescribeRequest>,
     ) -> Result<Response<DescribeResponse>, Status> {
-        let context = from_request(&request)?;
-        Ok(Response::new(codectx_runtime::describe(
-            crate::NAME,
-            CAPABILITIES,
-            &context,
-        )))
+        codectx_runtime::describe_rpc(&request, crate::NAME, CAPABILITIES)
     }
 
     async fn authenticate(

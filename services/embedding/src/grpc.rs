@@ -18,12 +18,7 @@ impl embedding_service_server::EmbeddingService for EmbeddingService {
         &self,
         request: Request<DescribeRequest>,
     ) -> Result<Response<DescribeResponse>, Status> {
-        let context = from_request(&request)?;
-        Ok(Response::new(codectx_runtime::describe(
-            NAME,
-            CAPABILITIES,
-            &context,
-        )))
+        codectx_runtime::describe_rpc(&request, NAME, CAPABILITIES)
     }
 
     async fn get_model_info(

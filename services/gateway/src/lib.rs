@@ -504,12 +504,7 @@ impl gateway_service_server::GatewayService for GatewayHandler {
         &self,
         request: Request<DescribeRequest>,
     ) -> Result<Response<DescribeResponse>, Status> {
-        let context = from_request(&request)?;
-        Ok(Response::new(codectx_runtime::describe(
-            NAME,
-            CAPABILITIES,
-            &context,
-        )))
+        codectx_runtime::describe_rpc(&request, NAME, CAPABILITIES)
     }
 
     async fn get_compression_stats(

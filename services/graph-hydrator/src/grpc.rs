@@ -276,12 +276,7 @@ impl GraphHydratorService for GraphHydrator {
         &self,
         request: Request<DescribeRequest>,
     ) -> Result<Response<DescribeResponse>, Status> {
-        let context = from_request(&request)?;
-        Ok(Response::new(codectx_runtime::describe(
-            NAME,
-            CAPABILITIES,
-            &context,
-        )))
+        codectx_runtime::describe_rpc(&request, NAME, CAPABILITIES)
     }
 
     async fn lookup_symbols(

@@ -79,12 +79,7 @@ impl lexical_ranker_service_server::LexicalRankerService for LexicalRanker {
         &self,
         request: Request<DescribeRequest>,
     ) -> Result<Response<DescribeResponse>, Status> {
-        let context = from_request(&request)?;
-        Ok(Response::new(codectx_runtime::describe(
-            NAME,
-            CAPABILITIES,
-            &context,
-        )))
+        codectx_runtime::describe_rpc(&request, NAME, CAPABILITIES)
     }
 
     async fn exact_lookup(

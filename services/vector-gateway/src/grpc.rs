@@ -18,16 +18,11 @@ impl vector_gateway_service_server::VectorGatewayService for VectorGateway {
         &self,
         request: Request<DescribeRequest>,
     ) -> Result<Response<DescribeResponse>, Status> {
-        let context = from_request(&request)?;
         let mut capabilities = CAPABILITIES.to_vec();
         if self.hybrid.is_some() {
             capabilities.push("hybrid");
         }
-        Ok(Response::new(codectx_runtime::describe(
-            NAME,
-            &capabilities,
-            &context,
-        )))
+        codectx_runtime::describe_rpc(&request, NAME, &capabilities)
     }
 
     async fn upsert(
