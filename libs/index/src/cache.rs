@@ -23,6 +23,10 @@ pub struct CachedFile {
     pub size: u64,
     pub modified_ns: i64,
     pub facts: FileFacts,
+    /// The node ids of the file's symbols in its graph, in symbol order, when the process
+    /// that holds the facts has computed them ([`crate::Warm`]); empty otherwise (never
+    /// stored on disk: they are a function of the facts and the graph).
+    pub symbol_ids: Vec<String>,
 }
 
 pub struct Cache {
@@ -108,6 +112,7 @@ impl Cache {
                         size: size as u64,
                         modified_ns,
                         facts,
+                        symbol_ids: Vec::new(),
                     },
                 );
             }

@@ -555,8 +555,18 @@ fn symbol_key(symbol: &facts::SymbolFact) -> String {
     )
 }
 
+const SEGMENT_SEPARATORS: [char; 3] = ['.', ':', '/'];
+
 fn last_segment(text: &str) -> &str {
-    text.rsplit(['.', ':', '/']).next().unwrap_or(text)
+    text.rsplit(SEGMENT_SEPARATORS).next().unwrap_or(text)
+}
+
+/// `last_segment(text) == name` for a `name` without separators, without splitting
+/// `text` (a suffix comparison: the affected-files search asks it of every call,
+/// reference and binding of the repository).
+fn ends_with_segment(text: &str, name: &str) -> bool {
+    text.strip_suffix(name)
+        .is_some_and(|head| head.is_empty() || head.ends_with(SEGMENT_SEPARATORS))
 }
 
 /// Files whose owners a change can alter: the changed files themselves, and every file
@@ -623,7 +633,19 @@ fn affected_files(
             many.contains(text)
         }
     };
-    let hit = |text: &str| named(last_segment(text));
+    // A name with a separator is never a last segment.
+    let segments: Vec<&str> = few
+        .iter()
+        .copied()
+        .filter(|n| !n.contains(SEGMENT_SEPARATORS))
+        .collect();
+    let hit = |text: &str| {
+        if few.len() <= 8 {
+            segments.iter().any(|n| ends_with_segment(text, n))
+        } else {
+            many.contains(last_segment(text))
+        }
+    };
     // A test's convention names are its name's parts with the first letter in either
     // case, so an ASCII name can only be one of them when the test's name holds the rest
     // of it (other names are always checked: case mapping may change their length).
@@ -686,7 +708,7 @@ pub fn snapshot(options: &IndexOptions) -> Result<Vec<codectx_graph::OwnerGraph>
         &graph_id,
         &options.name,
         &all,
-        &resolve::BuildScope::default(),
+        resolve::BuildScope::default(),
     )
     .owners)
 }
@@ -757,8 +779,9 @@ pub async fn index_with(
         None => cache.load(&graph_id)?,
     };
     tracing::debug!(elapsed = ?started.elapsed(), cached = cached.len(), from_memory, "walked and loaded the cache");
-    // What each file is on disk now, for the facts kept in memory after the run.
-    let keep = |all: Vec<FileFacts>| {
+    // What each file is on disk now, for the facts kept in memory after the run (with
+    // their symbols' ids, aligned with `all`; empty where unknown).
+    let keep = |all: Vec<FileFacts>, symbol_ids: Vec<Vec<String>>| {
         if let Some(warm) = warm {
             let stats: HashMap<&str, (u64, i64)> = candidates
                 .iter()
@@ -766,7 +789,12 @@ pub async fn index_with(
                 .collect();
             let files = all
                 .into_iter()
-                .filter_map(|facts| {
+                .zip(
+                    symbol_ids
+                        .into_iter()
+                        .chain(std::iter::repeat_with(Vec::new)),
+                )
+                .filter_map(|(facts, symbol_ids)| {
                     let (size, modified_ns) = *stats.get(facts.path.as_str())?;
                     Some((
                         facts.path.clone(),
@@ -774,6 +802,7 @@ pub async fn index_with(
                             size,
                             modified_ns,
                             facts,
+                            symbol_ids,
                         },
                     ))
                 })
@@ -785,6 +814,8 @@ pub async fn index_with(
     // Decide what to parse: unchanged size and mtime reuse facts without reading.
     let cache_was_empty = cached.is_empty();
     let mut reused: Vec<FileFacts> = Vec::new();
+    // Symbol ids the facts kept in memory came with, by path.
+    let mut known_ids: HashMap<String, Vec<String>> = HashMap::new();
     let mut to_parse: Vec<&Candidate> = Vec::new();
     // What re-parsed files looked like before, to tell which other files they affect.
     let mut previous: HashMap<String, FileFacts> = HashMap::new();
@@ -807,6 +838,9 @@ pub async fn index_with(
             Some(entry)
                 if entry.size == candidate.size && entry.modified_ns == candidate.modified_ns =>
             {
+                if !entry.symbol_ids.is_empty() {
+                    known_ids.insert(candidate.path.clone(), entry.symbol_ids);
+                }
                 reused.push(entry.facts)
             }
             Some(entry) => {
@@ -816,6 +850,9 @@ pub async fn index_with(
                         if content_hash(&bytes) == entry.facts.content_hash
                             && entry.facts.skipped.is_empty() =>
                     {
+                        if !entry.symbol_ids.is_empty() {
+                            known_ids.insert(candidate.path.clone(), entry.symbol_ids);
+                        }
                         reused.push(entry.facts)
                     }
                     _ => {
@@ -853,7 +890,11 @@ pub async fn index_with(
             report.symbols = reused.iter().map(|f| f.symbols.len()).sum();
             report.policy = policy_report(&reused, effects);
             report.facts_from_memory = from_memory;
-            keep(reused);
+            let symbol_ids = reused
+                .iter()
+                .map(|f| known_ids.remove(&f.path).unwrap_or_default())
+                .collect();
+            keep(reused, symbol_ids);
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
@@ -881,7 +922,10 @@ pub async fn index_with(
 
     // Rebuild only the owners a change can affect, when the store holds the others.
     let stored = store.owner_hashes(&graph_id).await?;
-    let mut scope = resolve::BuildScope::default();
+    let mut scope = resolve::BuildScope {
+        symbol_ids: known_ids,
+        ..Default::default()
+    };
     if !cache_was_empty {
         let affected = affected_files(&all, &parsed_paths, &previous);
         let complete = all
@@ -909,7 +953,7 @@ pub async fn index_with(
     let name = options.name.clone();
     let graph = graph_id.clone();
     let (all, mut build) = tokio::task::spawn_blocking(move || {
-        let build = resolve::build(&graph, &name, &all, &scope);
+        let build = resolve::build(&graph, &name, &all, scope);
         (all, build)
     })
     .await
@@ -933,6 +977,7 @@ pub async fn index_with(
         .map(|o| (o.owner.clone(), o.hash.clone()))
         .collect();
     let edges_built: usize = build.owners.iter().map(|o| o.edges.len()).sum();
+    let symbol_ids = std::mem::take(&mut build.symbol_ids);
     let changed: Vec<_> = std::mem::take(&mut build.owners)
         .into_iter()
         .filter(|o| stored.get(&o.owner) != Some(&o.hash))
@@ -1022,7 +1067,7 @@ pub async fn index_with(
     report.commit = commit;
     report.policy = policy_report(&all, effects);
     report.facts_from_memory = from_memory;
-    keep(all);
+    keep(all, symbol_ids);
     report.seconds = started.elapsed().as_secs_f64();
     for skipped in &report.skipped {
         tracing::warn!(path = %skipped.path, reason = %skipped.reason, "not parsed");
@@ -1128,6 +1173,38 @@ pub fn validate_name(name: &str) -> Result<(), Error> {
 
 #[cfg(test)]
 mod tests {
+    use super::{ends_with_segment, last_segment};
+
+    #[test]
+    fn a_suffix_match_is_the_last_segment_match() {
+        let texts = [
+            "",
+            ".",
+            "a",
+            "a.b",
+            "x.dumps",
+            "json.dumps",
+            "dumps",
+            "undumps",
+            "a::b::dumps",
+            "pkg/dumps",
+            "dumps.",
+            "a.b:",
+            "é.dumps",
+            "xé",
+        ];
+        let names = ["", "dumps", "b", "a", "é", "xé", "s"];
+        for text in texts {
+            for name in names {
+                assert_eq!(
+                    ends_with_segment(text, name),
+                    last_segment(text) == name,
+                    "{text:?} / {name:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn watchers_ignore_build_output_hidden_paths_and_unread_files() {
         for path in [

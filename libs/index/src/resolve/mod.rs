@@ -78,6 +78,9 @@ pub struct BuildScope {
     pub affected: Option<std::collections::HashSet<String>>,
     /// Per file: the external and module nodes its owner points at.
     pub cached_externals: std::collections::HashMap<String, Vec<(NodeKind, String)>>,
+    /// Per file: its symbols' node ids from an earlier run of this process over the same
+    /// facts ([`Build::symbol_ids`]); files not here get theirs computed.
+    pub symbol_ids: std::collections::HashMap<String, Vec<String>>,
 }
 
 impl BuildScope {
@@ -91,6 +94,9 @@ impl BuildScope {
 pub struct Build {
     pub owners: Vec<OwnerGraph>,
     pub externals: BTreeMap<String, Vec<(NodeKind, String)>>,
+    /// Every file's symbol node ids, in the order of the files given (to keep in memory
+    /// for the next run, [`BuildScope::symbol_ids`]).
+    pub symbol_ids: Vec<Vec<String>>,
 }
 
 fn plain_node(id: String, kind: NodeKind, name: &str, qualified_name: &str) -> Node {
@@ -182,10 +188,11 @@ pub fn build(
     graph_id: &str,
     repository_name: &str,
     files: &[FileFacts],
-    scope: &BuildScope,
+    mut scope: BuildScope,
 ) -> Build {
     let started = std::time::Instant::now();
-    let index = scope::Index::new(graph_id, files);
+    let index = scope::Index::new(graph_id, files, std::mem::take(&mut scope.symbol_ids));
+    let scope = &scope;
     tracing::debug!(elapsed = ?started.elapsed(), "symbol index built");
     let mut built_externals: BTreeMap<String, Vec<(NodeKind, String)>> = BTreeMap::new();
     let mut kept_externals: HashSet<&(NodeKind, String)> = HashSet::default();
@@ -281,6 +288,7 @@ pub fn build(
     Build {
         owners: result,
         externals: built_externals,
+        symbol_ids: index.ids,
     }
 }
 
