@@ -1101,15 +1101,17 @@ async fn neo4j_writes_a_graph_larger_than_one_transaction() {
     let store = Neo4jGraphStore::connect(&uri, "neo4j", "")
         .await
         .unwrap_or_else(|e| panic!("cannot connect to Neo4j at {uri}: {e}"));
-    writes_a_graph_larger_than_one_transaction(&store).await;
+    writes_a_graph_larger_than_one_transaction(&store, true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hugegraph_writes_a_graph_larger_than_one_transaction() {
-    writes_a_graph_larger_than_one_transaction(&hugegraph().await).await;
+    writes_a_graph_larger_than_one_transaction(&hugegraph().await, false).await;
 }
 
-async fn writes_a_graph_larger_than_one_transaction(store: &dyn GraphStore) {
+/// With `hub`, every function also calls the first one: 60,000 edges into one node,
+/// written over several transactions, every one of them kept.
+async fn writes_a_graph_larger_than_one_transaction(store: &dyn GraphStore, hub: bool) {
     let graph = graph_id("large");
     // 60 files of 1,000 functions: 60,000 nodes, over the 40,000 rows of one transaction.
     let files = 60;
@@ -1136,13 +1138,18 @@ async fn writes_a_graph_larger_than_one_transaction(store: &dyn GraphStore) {
             // Each file's first function calls the first function of the file 30 away:
             // written in another transaction.
             let target = &nodes[(f + 30) % files][0];
-            let edges = vec![edge(
+            let mut edges = vec![edge(
                 &nodes[f][0],
                 target,
                 EdgeKind::Calls,
                 1,
                 Confidence::Resolved,
             )];
+            if hub {
+                edges.extend(nodes[f].iter().skip(1).map(|caller| {
+                    edge(caller, &nodes[0][0], EdgeKind::Calls, 2, Confidence::Resolved)
+                }));
+            }
             OwnerGraph {
                 owner: format!("pkg{f}/file.go"),
                 hash: format!("h{f}"),
@@ -1173,6 +1180,20 @@ async fn writes_a_graph_larger_than_one_transaction(store: &dyn GraphStore) {
             .await
             .unwrap();
         assert_eq!(callers.hits.len(), 1, "pkg{f}");
+    }
+    if hub {
+        let callers = store
+            .edges(
+                &graph,
+                &nodes[0][0].id,
+                &[EdgeKind::Calls],
+                Direction::Incoming,
+                5,
+            )
+            .await
+            .unwrap();
+        // Every function but each file's first, and the first of file 30.
+        assert_eq!(callers.total, files * (per_file as usize - 1) + 1);
     }
     // The corpus of a large graph comes in pages, every node once.
     let corpus = store
