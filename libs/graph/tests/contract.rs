@@ -1147,7 +1147,13 @@ async fn writes_a_graph_larger_than_one_transaction(store: &dyn GraphStore, hub:
             )];
             if hub {
                 edges.extend(nodes[f].iter().skip(1).map(|caller| {
-                    edge(caller, &nodes[0][0], EdgeKind::Calls, 2, Confidence::Resolved)
+                    edge(
+                        caller,
+                        &nodes[0][0],
+                        EdgeKind::Calls,
+                        2,
+                        Confidence::Resolved,
+                    )
                 }));
             }
             OwnerGraph {
