@@ -816,6 +816,12 @@ pub async fn index_with(
     let mut reused: Vec<FileFacts> = Vec::new();
     // Symbol ids the facts kept in memory came with, by path.
     let mut known_ids: HashMap<String, Vec<String>> = HashMap::new();
+    let mut reuse = |path: &str, entry: CachedFile| {
+        if !entry.symbol_ids.is_empty() {
+            known_ids.insert(path.to_owned(), entry.symbol_ids);
+        }
+        reused.push(entry.facts);
+    };
     let mut to_parse: Vec<&Candidate> = Vec::new();
     // What re-parsed files looked like before, to tell which other files they affect.
     let mut previous: HashMap<String, FileFacts> = HashMap::new();
@@ -838,10 +844,7 @@ pub async fn index_with(
             Some(entry)
                 if entry.size == candidate.size && entry.modified_ns == candidate.modified_ns =>
             {
-                if !entry.symbol_ids.is_empty() {
-                    known_ids.insert(candidate.path.clone(), entry.symbol_ids);
-                }
-                reused.push(entry.facts)
+                reuse(&candidate.path, entry)
             }
             Some(entry) => {
                 // Touched but maybe unchanged: compare content hashes.
@@ -850,10 +853,7 @@ pub async fn index_with(
                         if content_hash(&bytes) == entry.facts.content_hash
                             && entry.facts.skipped.is_empty() =>
                     {
-                        if !entry.symbol_ids.is_empty() {
-                            known_ids.insert(candidate.path.clone(), entry.symbol_ids);
-                        }
-                        reused.push(entry.facts)
+                        reuse(&candidate.path, entry)
                     }
                     _ => {
                         previous.insert(candidate.path.clone(), entry.facts);
