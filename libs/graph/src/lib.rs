@@ -48,6 +48,11 @@ pub struct EdgePage {
     pub light: bool,
 }
 
+/// Fewest edges from a root before a backend reads an expansion's window light
+/// ([`EdgePage::light`]): below it, full rows cost less than a second query for the kept
+/// nodes.
+pub(crate) const LIGHT_WINDOW: usize = 100;
+
 /// One page of the nodes of some kinds (`GraphStore::nodes_of_kinds_page`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NodesPage {

@@ -94,10 +94,6 @@ const NODE_RETURN: &str = "n.id AS id, n.kind AS kind, n.name AS name, n.qualifi
 struct EdgeTemplates {
     delete_by_owner: &'static str,
     create: &'static str,
-    outgoing_count: &'static str,
-    outgoing_page: &'static str,
-    incoming_count: &'static str,
-    incoming_page: &'static str,
     neighbour_names: &'static str,
 }
 
@@ -118,28 +114,6 @@ macro_rules! edge_templates {
                 "MATCH (a:CodeNode {graph_id: $graph_id, id: row.from}) ",
                 "MATCH (b:CodeNode {graph_id: $graph_id, id: row.to}) ",
                 "CREATE (a)-[:", $rel, " {graph_id: $graph_id, owner: row.owner, line: row.line, confidence: row.confidence}]->(b)"
-            ),
-            outgoing_count: concat!(
-                "MATCH (:CodeNode {graph_id: $graph_id, id: $root})-[r:", $rel, "]->(n:CodeNode {graph_id: $graph_id}) RETURN count(r) AS total"
-            ),
-            outgoing_page: concat!(
-                "MATCH (:CodeNode {graph_id: $graph_id, id: $root})-[r:", $rel, "]->(n:CodeNode {graph_id: $graph_id}) ",
-                "RETURN n.id AS id, n.kind AS kind, n.name AS name, n.qualified_name AS qualified_name, ",
-                "n.language AS language, n.path AS path, n.start_line AS start_line, n.end_line AS end_line, ",
-                "n.signature AS signature, n.summary AS summary, n.fingerprint AS fingerprint, n.test AS test, ",
-                "coalesce(n.doc, '') AS doc, r.line AS line, r.confidence AS confidence ",
-                "ORDER BY n.path, r.line, n.start_line, n.qualified_name, n.id LIMIT $limit"
-            ),
-            incoming_count: concat!(
-                "MATCH (n:CodeNode {graph_id: $graph_id})-[r:", $rel, "]->(:CodeNode {graph_id: $graph_id, id: $root}) RETURN count(r) AS total"
-            ),
-            incoming_page: concat!(
-                "MATCH (n:CodeNode {graph_id: $graph_id})-[r:", $rel, "]->(:CodeNode {graph_id: $graph_id, id: $root}) ",
-                "RETURN n.id AS id, n.kind AS kind, n.name AS name, n.qualified_name AS qualified_name, ",
-                "n.language AS language, n.path AS path, n.start_line AS start_line, n.end_line AS end_line, ",
-                "n.signature AS signature, n.summary AS summary, n.fingerprint AS fingerprint, n.test AS test, ",
-                "coalesce(n.doc, '') AS doc, r.line AS line, r.confidence AS confidence ",
-                "ORDER BY n.path, r.line, n.start_line, n.qualified_name, n.id LIMIT $limit"
             ),
         }
     };
@@ -190,8 +164,54 @@ fn backend(error: impl std::fmt::Display) -> Error {
 struct EdgeRow {
     #[serde(flatten)]
     node: NodeRow,
+    /// The relationship type (`EdgeKind::as_str`).
+    rel: String,
     line: i64,
     confidence: String,
+    /// How many edges the root has of these kinds in this direction (every row the same).
+    total: i64,
+}
+
+/// The one query that reads a root's edges of some kinds in one direction: the total and
+/// the first `$limit` by kind, path, line, the other end's start line, qualified name and
+/// id (the SQLite backend's order), with the other ends' signatures, summaries,
+/// fingerprints, qualified names and docs left empty when the total passes `$light_over`.
+/// One traversal answers both the count and the page, and every kind at once: a query per
+/// kind and another for its count cost an expansion a dozen round trips.
+///
+/// The relationship types are written into the text (Cypher takes no parameter there),
+/// from [`EdgeKind::as_str`] only: no input reaches it. The graph and root are parameters.
+fn edge_page_query(kinds: &[EdgeKind], direction: Direction) -> String {
+    let types = kinds
+        .iter()
+        .map(|k| k.as_str())
+        .collect::<Vec<_>>()
+        .join("|");
+    let pattern = match direction {
+        Direction::Outgoing => format!(
+            "(:CodeNode {{graph_id: $graph_id, id: $root}})-[r:{types}]->(n:CodeNode {{graph_id: $graph_id}})"
+        ),
+        Direction::Incoming => format!(
+            "(n:CodeNode {{graph_id: $graph_id}})-[r:{types}]->(:CodeNode {{graph_id: $graph_id, id: $root}})"
+        ),
+    };
+    format!(
+        "MATCH {pattern} \
+         WITH r, n ORDER BY type(r), n.path, r.line, n.start_line, n.qualified_name, n.id \
+         WITH collect([r, n]) AS pairs \
+         WITH size(pairs) AS total, pairs[0..$limit] AS kept \
+         UNWIND kept AS pair \
+         WITH total, total > $light_over AS light, pair[0] AS r, pair[1] AS n \
+         RETURN total, type(r) AS rel, r.line AS line, r.confidence AS confidence, \
+           n.id AS id, n.kind AS kind, n.name AS name, \
+           CASE WHEN light THEN '' ELSE n.qualified_name END AS qualified_name, \
+           n.language AS language, n.path AS path, n.start_line AS start_line, n.end_line AS end_line, \
+           CASE WHEN light THEN '' ELSE n.signature END AS signature, \
+           CASE WHEN light THEN '' ELSE n.summary END AS summary, \
+           CASE WHEN light THEN '' ELSE n.fingerprint END AS fingerprint, \
+           n.test AS test, \
+           CASE WHEN light THEN '' ELSE coalesce(n.doc, '') END AS doc"
+    )
 }
 
 #[derive(Debug, Deserialize)]
@@ -253,6 +273,57 @@ impl Neo4jGraphStore {
             out.push(row.to::<T>().map_err(backend)?);
         }
         Ok(out)
+    }
+
+    /// Edges from or to `root` in one query ([`edge_page_query`]); with `light_over:
+    /// Some(keep)` and more than `keep` of them (and more than [`crate::LIGHT_WINDOW`]),
+    /// the nodes carry only what ranking reads.
+    async fn edge_page(
+        &self,
+        graph_id: &str,
+        root: &str,
+        kinds: &[EdgeKind],
+        direction: Direction,
+        limit: usize,
+        light_over: Option<usize>,
+    ) -> Result<EdgePage, Error> {
+        let mut kinds = kinds.to_vec();
+        kinds.sort_by_key(|k| k.as_str());
+        kinds.dedup();
+        if kinds.is_empty() || limit == 0 {
+            return Ok(EdgePage::default());
+        }
+        let light_over = light_over.map_or(i64::MAX, |keep| keep.max(crate::LIGHT_WINDOW) as i64);
+        let rows: Vec<EdgeRow> = self
+            .fetch(
+                query(&edge_page_query(&kinds, direction))
+                    .param("graph_id", graph_id)
+                    .param("root", root)
+                    .param("limit", limit as i64)
+                    .param("light_over", light_over),
+            )
+            .await?;
+        let total = rows.first().map_or(0, |row| row.total.max(0) as usize);
+        let mut hits = Vec::with_capacity(rows.len());
+        for row in rows {
+            let kind = EdgeKind::parse(&row.rel).ok_or_else(|| {
+                Error::internal(format!(
+                    "graph store (neo4j): unknown relationship type {}",
+                    row.rel
+                ))
+            })?;
+            hits.push(EdgeHit {
+                node: row.node.into_node(),
+                kind,
+                line: row.line.max(0) as u32,
+                confidence: Confidence::parse(&row.confidence).unwrap_or(Confidence::Unresolved),
+            });
+        }
+        Ok(EdgePage {
+            hits,
+            total,
+            light: total as i64 > light_over,
+        })
     }
 
     async fn fetch_nodes(&self, q: Query) -> Result<Vec<Node>, Error> {
@@ -592,41 +663,21 @@ impl GraphStore for Neo4jGraphStore {
         direction: Direction,
         limit: usize,
     ) -> Result<EdgePage, Error> {
-        let mut page = EdgePage::default();
-        // Same order as the SQLite backend: by relationship type name.
-        let mut kinds = kinds.to_vec();
-        kinds.sort_by_key(|k| k.as_str());
-        kinds.dedup();
-        for kind in kinds {
-            let t = templates(kind);
-            let (count, select) = match direction {
-                Direction::Outgoing => (t.outgoing_count, t.outgoing_page),
-                Direction::Incoming => (t.incoming_count, t.incoming_page),
-            };
-            let totals: Vec<Count> = self
-                .fetch(query(count).param("graph_id", graph_id).param("root", root))
-                .await?;
-            page.total += totals.first().map_or(0, |c| c.total.max(0) as usize);
-            let remaining = limit.saturating_sub(page.hits.len());
-            if remaining == 0 {
-                continue;
-            }
-            let rows: Vec<EdgeRow> = self
-                .fetch(
-                    query(select)
-                        .param("graph_id", graph_id)
-                        .param("root", root)
-                        .param("limit", remaining as i64),
-                )
-                .await?;
-            page.hits.extend(rows.into_iter().map(|row| EdgeHit {
-                node: row.node.into_node(),
-                kind,
-                line: row.line.max(0) as u32,
-                confidence: Confidence::parse(&row.confidence).unwrap_or(Confidence::Unresolved),
-            }));
-        }
-        Ok(page)
+        self.edge_page(graph_id, root, kinds, direction, limit, None)
+            .await
+    }
+
+    async fn edge_window(
+        &self,
+        graph_id: &str,
+        root: &str,
+        kinds: &[EdgeKind],
+        direction: Direction,
+        limit: usize,
+        keep: usize,
+    ) -> Result<EdgePage, Error> {
+        self.edge_page(graph_id, root, kinds, direction, limit, Some(keep))
+            .await
     }
 
     async fn nodes_of_kinds_page(

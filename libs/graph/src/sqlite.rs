@@ -175,8 +175,6 @@ fn confidence_from_code(code: i64) -> Confidence {
 }
 
 const NODE_COLUMNS: &str = "n.id, n.kind, n.name, n.qualified_name, n.language, n.path, n.start_line, n.end_line, n.signature, n.summary, n.fingerprint, n.test, n.doc";
-/// Fewest edges from a root before an expansion's window is read light.
-const LIGHT_WINDOW: usize = 100;
 
 /// [`NODE_COLUMNS`] with only what ranking a window of edges reads (the rest empty).
 const LIGHT_NODE_COLUMNS: &str = "n.id, n.kind, n.name, '', n.language, n.path, n.start_line, n.end_line, '', '', '', n.test, ''";
@@ -316,9 +314,10 @@ impl SqliteGraphStore {
                 .map_err(storage)?
                 .query_row(params![nid], |r| r.get(0))
                 .map_err(storage)?;
-            // Below LIGHT_WINDOW edges the full rows cost less than a second query for the
+            // Below crate::LIGHT_WINDOW edges the full rows cost less than a second query for the
             // kept ones (every store call takes the connection's lock).
-            let light = light_over.is_some_and(|keep| total as usize > keep.max(LIGHT_WINDOW));
+            let light =
+                light_over.is_some_and(|keep| total as usize > keep.max(crate::LIGHT_WINDOW));
             let mut statement = c
                 .prepare_cached(if light { &light_sql } else { &full_sql })
                 .map_err(storage)?;

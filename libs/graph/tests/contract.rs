@@ -608,6 +608,22 @@ async fn contract(store: &dyn GraphStore) {
         mixed.hits.iter().map(|h| h.kind).collect::<Vec<_>>(),
         vec![EdgeKind::Calls, EdgeKind::TestedBy]
     );
+    // The total counts every kind asked, also past the limit.
+    let first = store
+        .edges(
+            &a.graph,
+            &a.serve.id,
+            &[EdgeKind::TestedBy, EdgeKind::Calls],
+            Direction::Outgoing,
+            1,
+        )
+        .await
+        .unwrap();
+    assert_eq!(first.total, mixed.hits.len());
+    assert_eq!(
+        first.hits.iter().map(|h| h.kind).collect::<Vec<_>>(),
+        vec![EdgeKind::Calls]
+    );
 
     // Expansion: depth 2 through Serve reaches helper; limits are per direction and
     // counted in `omitted`.
