@@ -147,6 +147,22 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
         let _ = keep;
         self.edges(graph_id, root, kinds, direction, limit).await
     }
+    /// [`edges`](Self::edges) from each of `roots`, one page per root in their order (an
+    /// expansion's second step reads its whole frontier at once).
+    async fn edges_each(
+        &self,
+        graph_id: &str,
+        roots: &[String],
+        kinds: &[EdgeKind],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<EdgePage>, Error> {
+        let mut pages = Vec::with_capacity(roots.len());
+        for root in roots {
+            pages.push(self.edges(graph_id, root, kinds, direction, limit).await?);
+        }
+        Ok(pages)
+    }
     /// Every node of these kinds (the lexical corpus), by id: every page of
     /// [`GraphStore::nodes_of_kinds_page`].
     async fn nodes_of_kinds(&self, graph_id: &str, kinds: &[NodeKind]) -> Result<Vec<Node>, Error> {

@@ -170,6 +170,26 @@ struct EdgeRow {
     confidence: String,
     /// How many edges the root has of these kinds in this direction (every row the same).
     total: i64,
+    /// The root the row belongs to ([`edge_pages_query`] only).
+    #[serde(default)]
+    root: String,
+}
+
+impl EdgeRow {
+    fn into_hit(self) -> Result<EdgeHit, Error> {
+        let kind = EdgeKind::parse(&self.rel).ok_or_else(|| {
+            Error::internal(format!(
+                "graph store (neo4j): unknown relationship type {}",
+                self.rel
+            ))
+        })?;
+        Ok(EdgeHit {
+            node: self.node.into_node(),
+            kind,
+            line: self.line.max(0) as u32,
+            confidence: Confidence::parse(&self.confidence).unwrap_or(Confidence::Unresolved),
+        })
+    }
 }
 
 /// The one query that reads a root's edges of some kinds in one direction: the total and
@@ -182,6 +202,37 @@ struct EdgeRow {
 /// The relationship types are written into the text (Cypher takes no parameter there),
 /// from [`EdgeKind::as_str`] only: no input reaches it. The graph and root are parameters.
 fn edge_page_query(kinds: &[EdgeKind], direction: Direction) -> String {
+    format!(
+        "{} RETURN {EDGE_PAGE_RETURN}",
+        edge_page_match(kinds, direction, "$root")
+    )
+}
+
+/// [`edge_page_query`] for each root of `$roots` (a subquery per root), each row with its
+/// `root`. A root without edges answers no row.
+fn edge_pages_query(kinds: &[EdgeKind], direction: Direction) -> String {
+    format!(
+        "UNWIND $roots AS root CALL {{ WITH root {} RETURN {EDGE_PAGE_RETURN} }} \
+         RETURN root, total, rel, line, confidence, id, kind, name, qualified_name, language, \
+           path, start_line, end_line, signature, summary, fingerprint, test, doc",
+        edge_page_match(kinds, direction, "root")
+    )
+}
+
+/// What [`edge_page_query`] returns per edge.
+const EDGE_PAGE_RETURN: &str = "total, type(r) AS rel, r.line AS line, r.confidence AS confidence, \
+    n.id AS id, n.kind AS kind, n.name AS name, \
+    CASE WHEN light THEN '' ELSE n.qualified_name END AS qualified_name, \
+    n.language AS language, n.path AS path, n.start_line AS start_line, n.end_line AS end_line, \
+    CASE WHEN light THEN '' ELSE n.signature END AS signature, \
+    CASE WHEN light THEN '' ELSE n.summary END AS summary, \
+    CASE WHEN light THEN '' ELSE n.fingerprint END AS fingerprint, \
+    n.test AS test, \
+    CASE WHEN light THEN '' ELSE coalesce(n.doc, '') END AS doc";
+
+/// The match, order, count and cut of [`edge_page_query`], up to its `RETURN`; `root` is
+/// the parameter or variable that holds the root's id.
+fn edge_page_match(kinds: &[EdgeKind], direction: Direction, root: &str) -> String {
     let types = kinds
         .iter()
         .map(|k| k.as_str())
@@ -189,10 +240,10 @@ fn edge_page_query(kinds: &[EdgeKind], direction: Direction) -> String {
         .join("|");
     let pattern = match direction {
         Direction::Outgoing => format!(
-            "(:CodeNode {{graph_id: $graph_id, id: $root}})-[r:{types}]->(n:CodeNode {{graph_id: $graph_id}})"
+            "(:CodeNode {{graph_id: $graph_id, id: {root}}})-[r:{types}]->(n:CodeNode {{graph_id: $graph_id}})"
         ),
         Direction::Incoming => format!(
-            "(n:CodeNode {{graph_id: $graph_id}})-[r:{types}]->(:CodeNode {{graph_id: $graph_id, id: $root}})"
+            "(n:CodeNode {{graph_id: $graph_id}})-[r:{types}]->(:CodeNode {{graph_id: $graph_id, id: {root}}})"
         ),
     };
     format!(
@@ -201,16 +252,7 @@ fn edge_page_query(kinds: &[EdgeKind], direction: Direction) -> String {
          WITH collect([r, n]) AS pairs \
          WITH size(pairs) AS total, pairs[0..$limit] AS kept \
          UNWIND kept AS pair \
-         WITH total, total > $light_over AS light, pair[0] AS r, pair[1] AS n \
-         RETURN total, type(r) AS rel, r.line AS line, r.confidence AS confidence, \
-           n.id AS id, n.kind AS kind, n.name AS name, \
-           CASE WHEN light THEN '' ELSE n.qualified_name END AS qualified_name, \
-           n.language AS language, n.path AS path, n.start_line AS start_line, n.end_line AS end_line, \
-           CASE WHEN light THEN '' ELSE n.signature END AS signature, \
-           CASE WHEN light THEN '' ELSE n.summary END AS summary, \
-           CASE WHEN light THEN '' ELSE n.fingerprint END AS fingerprint, \
-           n.test AS test, \
-           CASE WHEN light THEN '' ELSE coalesce(n.doc, '') END AS doc"
+         WITH total, total > $light_over AS light, pair[0] AS r, pair[1] AS n"
     )
 }
 
@@ -304,21 +346,10 @@ impl Neo4jGraphStore {
             )
             .await?;
         let total = rows.first().map_or(0, |row| row.total.max(0) as usize);
-        let mut hits = Vec::with_capacity(rows.len());
-        for row in rows {
-            let kind = EdgeKind::parse(&row.rel).ok_or_else(|| {
-                Error::internal(format!(
-                    "graph store (neo4j): unknown relationship type {}",
-                    row.rel
-                ))
-            })?;
-            hits.push(EdgeHit {
-                node: row.node.into_node(),
-                kind,
-                line: row.line.max(0) as u32,
-                confidence: Confidence::parse(&row.confidence).unwrap_or(Confidence::Unresolved),
-            });
-        }
+        let hits = rows
+            .into_iter()
+            .map(EdgeRow::into_hit)
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(EdgePage {
             hits,
             total,
@@ -678,6 +709,53 @@ impl GraphStore for Neo4jGraphStore {
     ) -> Result<EdgePage, Error> {
         self.edge_page(graph_id, root, kinds, direction, limit, Some(keep))
             .await
+    }
+
+    async fn edges_each(
+        &self,
+        graph_id: &str,
+        roots: &[String],
+        kinds: &[EdgeKind],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<EdgePage>, Error> {
+        let mut kinds = kinds.to_vec();
+        kinds.sort_by_key(|k| k.as_str());
+        kinds.dedup();
+        let mut pages = vec![EdgePage::default(); roots.len()];
+        if kinds.is_empty() || limit == 0 || roots.is_empty() {
+            return Ok(pages);
+        }
+        // Each root once in the query (a root asked twice gets the same page twice).
+        let mut unique: Vec<String> = roots.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        let rows: Vec<EdgeRow> = self
+            .fetch(
+                query(&edge_pages_query(&kinds, direction))
+                    .param("graph_id", graph_id)
+                    .param("roots", unique)
+                    .param("limit", limit as i64)
+                    .param("light_over", i64::MAX),
+            )
+            .await?;
+        let mut at: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, root) in roots.iter().enumerate() {
+            at.entry(root.as_str()).or_default().push(i);
+        }
+        for row in rows {
+            let Some(places) = at.get(row.root.as_str()) else {
+                continue;
+            };
+            let places = places.clone();
+            let total = row.total.max(0) as usize;
+            let hit = row.into_hit()?;
+            for i in places {
+                pages[i].total = total;
+                pages[i].hits.push(hit.clone());
+            }
+        }
+        Ok(pages)
     }
 
     async fn nodes_of_kinds_page(

@@ -368,21 +368,61 @@ pub async fn expand(
     root_ids: &[String],
     options: &ExpandOptions,
 ) -> Result<(Vec<Expansion>, Vec<String>), Error> {
+    let roots = Roots::read(store, graph_id, root_ids).await?;
+    expand_roots(store, graph_id, root_ids, &roots, options).await
+}
+
+/// The root nodes of one or more expansions, read in one store call (a batch of
+/// expansions of the same symbol along several relations reads it once).
+#[derive(Debug, Default)]
+pub struct Roots(HashMap<String, Node>);
+
+impl Roots {
+    pub async fn read(
+        store: &dyn GraphStore,
+        graph_id: &str,
+        ids: &[String],
+    ) -> Result<Self, Error> {
+        let mut wanted: Vec<String> = ids.to_vec();
+        wanted.sort_unstable();
+        wanted.dedup();
+        Ok(Roots(
+            store
+                .nodes(graph_id, &wanted)
+                .await?
+                .into_iter()
+                .map(|n| (n.id.clone(), n))
+                .collect(),
+        ))
+    }
+}
+
+/// [`expand`] from roots already read (`roots` holds at least every found one of
+/// `root_ids`; a root asked twice is expanded once).
+pub async fn expand_roots(
+    store: &dyn GraphStore,
+    graph_id: &str,
+    root_ids: &[String],
+    roots: &Roots,
+    options: &ExpandOptions,
+) -> Result<(Vec<Expansion>, Vec<String>), Error> {
     let depth = limits::clamp_depth(options.depth);
     let limit = options.limit_per_direction.clamp(1, 200);
-    let roots = store.nodes(graph_id, root_ids).await?;
-    let found: HashSet<&str> = roots.iter().map(|n| n.id.as_str()).collect();
     let missing: Vec<String> = root_ids
         .iter()
-        .filter(|id| !found.contains(id.as_str()))
+        .filter(|id| !roots.0.contains_key(id.as_str()))
         .cloned()
         .collect();
-    let mut by_id: BTreeMap<String, Node> = roots.into_iter().map(|n| (n.id.clone(), n)).collect();
+    let mut started: HashSet<&str> = HashSet::new();
     let mut expansions = Vec::new();
     for id in root_ids {
-        let Some(root) = by_id.remove(id) else {
+        let Some(root) = roots.0.get(id) else {
             continue;
         };
+        if !started.insert(id.as_str()) {
+            continue;
+        }
+        let root = root.clone();
         let mut neighbors = Vec::new();
         let mut omitted = Vec::new();
         for &direction in options.directions.list() {
@@ -440,13 +480,23 @@ pub async fn expand(
             }
             if depth >= 2 {
                 let mut left_out = 0usize;
-                for via in frontier {
+                // The whole frontier in one store call, each page as long as the most any
+                // neighbour could still take; cut below to what remains when its turn
+                // comes (pages are ordered, so that is the page a smaller limit reads).
+                let pages = store
+                    .edges_each(graph_id, &frontier, &options.kinds, direction, limit)
+                    .await?;
+                if pages.len() != frontier.len() {
+                    return Err(Error::internal(format!(
+                        "graph store answered {} of {} edge pages",
+                        pages.len(),
+                        frontier.len()
+                    )));
+                }
+                for (via, page) in frontier.into_iter().zip(pages) {
                     let remaining = limit.saturating_sub(used);
-                    let page = store
-                        .edges(graph_id, &via, &options.kinds, direction, remaining.max(1))
-                        .await?;
                     let mut taken = 0usize;
-                    for hit in page.hits {
+                    for hit in page.hits.into_iter().take(remaining.max(1)) {
                         if remaining == 0 || taken >= remaining {
                             break;
                         }

@@ -256,6 +256,90 @@ fn placeholders(count: usize, first: usize) -> String {
         .join(",")
 }
 
+/// The statements that read a root's edges of some kinds in one direction.
+struct EdgePageSql {
+    count: String,
+    full: String,
+    light: String,
+}
+
+impl EdgePageSql {
+    fn new(kinds: &[EdgeKind], direction: Direction, limit: usize) -> Self {
+        let (near, far) = match direction {
+            Direction::Outgoing => ("src", "dst"),
+            Direction::Incoming => ("dst", "src"),
+        };
+        let kind_list = kinds
+            .iter()
+            .map(|k| edge_code(*k).to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        // Column names come from the constants here and kinds are numbers from an enum:
+        // no input reaches the SQL text.
+        let page = |columns: &str| {
+            format!(
+                "SELECT {columns}, e.kind, e.line, e.confidence FROM edges e
+                 JOIN nodes n ON n.nid = e.{far}
+                 WHERE e.{near} = ?1 AND e.kind IN ({kind_list})
+                 ORDER BY e.kind, n.path, e.line, n.start_line, n.qualified_name, n.id LIMIT {limit}"
+            )
+        };
+        EdgePageSql {
+            count: format!(
+                "SELECT COUNT(*) FROM edges e WHERE e.{near} = ?1 AND e.kind IN ({kind_list})"
+            ),
+            full: page(NODE_COLUMNS),
+            light: page(LIGHT_NODE_COLUMNS),
+        }
+    }
+
+    /// The page of `root` in graph `gid` (empty when the graph has no such node).
+    fn read(
+        &self,
+        c: &Connection,
+        gid: i64,
+        root: &str,
+        light_over: Option<usize>,
+    ) -> Result<EdgePage, Error> {
+        let Some(nid): Option<i64> = c
+            .prepare_cached("SELECT nid FROM nodes WHERE gid = ?1 AND id = ?2")
+            .map_err(storage)?
+            .query_row(params![gid, root], |r| r.get(0))
+            .optional()
+            .map_err(storage)?
+        else {
+            return Ok(EdgePage::default());
+        };
+        let total: i64 = c
+            .prepare_cached(&self.count)
+            .map_err(storage)?
+            .query_row(params![nid], |r| r.get(0))
+            .map_err(storage)?;
+        // Below crate::LIGHT_WINDOW edges the full rows cost less than a second query for
+        // the kept ones (every store call takes the connection's lock).
+        let light = light_over.is_some_and(|keep| total as usize > keep.max(crate::LIGHT_WINDOW));
+        let mut statement = c
+            .prepare_cached(if light { &self.light } else { &self.full })
+            .map_err(storage)?;
+        let rows = statement
+            .query_map(params![nid], |r| {
+                Ok(EdgeHit {
+                    node: node_row(r)?,
+                    kind: edge_from_code(r.get(13)?),
+                    line: r.get(14)?,
+                    confidence: confidence_from_code(r.get(15)?),
+                })
+            })
+            .map_err(storage)?;
+        let hits = rows.collect::<Result<_, _>>().map_err(storage)?;
+        Ok(EdgePage {
+            hits,
+            total: total as usize,
+            light,
+        })
+    }
+}
+
 impl SqliteGraphStore {
     /// Edges from or to `root`; with `light_over: Some(keep)` and more than `keep` of
     /// them, nodes carry only the columns ranking reads ([`LIGHT_NODE_COLUMNS`]).
@@ -268,75 +352,42 @@ impl SqliteGraphStore {
         limit: usize,
         light_over: Option<usize>,
     ) -> Result<EdgePage, Error> {
-        if kinds.is_empty() {
-            return Ok(EdgePage::default());
-        }
-        let (near, far) = match direction {
-            Direction::Outgoing => ("src", "dst"),
-            Direction::Incoming => ("dst", "src"),
-        };
-        let kind_list = kinds
-            .iter()
-            .map(|k| edge_code(*k).to_string())
-            .collect::<Vec<_>>()
-            .join(",");
-        // Column names come from the constants here and kinds are numbers from an enum:
-        // no input reaches the SQL text.
-        let count_sql =
-            format!("SELECT COUNT(*) FROM edges e WHERE e.{near} = ?1 AND e.kind IN ({kind_list})");
-        let page_sql = |columns: &str| {
-            format!(
-                "SELECT {columns}, e.kind, e.line, e.confidence FROM edges e
-                 JOIN nodes n ON n.nid = e.{far}
-                 WHERE e.{near} = ?1 AND e.kind IN ({kind_list})
-                 ORDER BY e.kind, n.path, e.line, n.start_line, n.qualified_name, n.id LIMIT {limit}"
+        let mut pages = self
+            .edge_pages(
+                graph_id,
+                vec![root.to_owned()],
+                kinds,
+                direction,
+                limit,
+                light_over,
             )
-        };
-        let full_sql = page_sql(NODE_COLUMNS);
-        let light_sql = page_sql(LIGHT_NODE_COLUMNS);
+            .await?;
+        Ok(pages.pop().unwrap_or_default())
+    }
+
+    /// [`Self::edge_page`] of each root, in one call of the store's worker.
+    async fn edge_pages(
+        &self,
+        graph_id: &str,
+        roots: Vec<String>,
+        kinds: &[EdgeKind],
+        direction: Direction,
+        limit: usize,
+        light_over: Option<usize>,
+    ) -> Result<Vec<EdgePage>, Error> {
+        if kinds.is_empty() {
+            return Ok(vec![EdgePage::default(); roots.len()]);
+        }
+        let statements = EdgePageSql::new(kinds, direction, limit);
         let graph_id = graph_id.to_owned();
-        let root = root.to_owned();
         self.run(move |c| {
             let Some(gid) = Self::gid(c, &graph_id)? else {
-                return Ok(EdgePage::default());
+                return Ok(vec![EdgePage::default(); roots.len()]);
             };
-            let Some(nid): Option<i64> = c
-                .prepare_cached("SELECT nid FROM nodes WHERE gid = ?1 AND id = ?2")
-                .map_err(storage)?
-                .query_row(params![gid, root], |r| r.get(0))
-                .optional()
-                .map_err(storage)?
-            else {
-                return Ok(EdgePage::default());
-            };
-            let total: i64 = c
-                .prepare_cached(&count_sql)
-                .map_err(storage)?
-                .query_row(params![nid], |r| r.get(0))
-                .map_err(storage)?;
-            // Below crate::LIGHT_WINDOW edges the full rows cost less than a second query for the
-            // kept ones (every store call takes the connection's lock).
-            let light =
-                light_over.is_some_and(|keep| total as usize > keep.max(crate::LIGHT_WINDOW));
-            let mut statement = c
-                .prepare_cached(if light { &light_sql } else { &full_sql })
-                .map_err(storage)?;
-            let rows = statement
-                .query_map(params![nid], |r| {
-                    Ok(EdgeHit {
-                        node: node_row(r)?,
-                        kind: edge_from_code(r.get(13)?),
-                        line: r.get(14)?,
-                        confidence: confidence_from_code(r.get(15)?),
-                    })
-                })
-                .map_err(storage)?;
-            let hits = rows.collect::<Result<_, _>>().map_err(storage)?;
-            Ok(EdgePage {
-                hits,
-                total: total as usize,
-                light,
-            })
+            roots
+                .iter()
+                .map(|root| statements.read(c, gid, root, light_over))
+                .collect()
         })
         .await
     }
@@ -754,6 +805,18 @@ impl GraphStore for SqliteGraphStore {
         limit: usize,
     ) -> Result<EdgePage, Error> {
         self.edge_page(graph_id, root, kinds, direction, limit, None)
+            .await
+    }
+
+    async fn edges_each(
+        &self,
+        graph_id: &str,
+        roots: &[String],
+        kinds: &[EdgeKind],
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<EdgePage>, Error> {
+        self.edge_pages(graph_id, roots.to_vec(), kinds, direction, limit, None)
             .await
     }
 

@@ -11,8 +11,8 @@ use codectx_graph::neo4j::Neo4jGraphStore;
 use codectx_graph::query::{self, Directions, ExpandOptions};
 use codectx_graph::sqlite::SqliteGraphStore;
 use codectx_graph::{
-    Confidence, Direction, Edge, EdgeKind, GraphStore, Node, NodeKind, OwnerGraph, RepositoryInfo,
-    node_id, owner_hash,
+    Confidence, Direction, Edge, EdgeKind, EdgePage, GraphStore, Node, NodeKind, OwnerGraph,
+    RepositoryInfo, node_id, owner_hash,
 };
 
 fn graph_id(label: &str) -> String {
@@ -623,6 +623,45 @@ async fn contract(store: &dyn GraphStore) {
     assert_eq!(
         first.hits.iter().map(|h| h.kind).collect::<Vec<_>>(),
         vec![EdgeKind::Calls]
+    );
+
+    // Many roots at once (an expansion's second step): each page is the page `edges`
+    // answers for that root alone, a root asked twice included, a missing root empty,
+    // and B's roots read in A's graph are missing too.
+    let roots = vec![
+        a.caller.id.clone(),
+        a.serve.id.clone(),
+        "n_gone".to_owned(),
+        a.caller.id.clone(),
+        a.test.id.clone(),
+        b.serve.id.clone(),
+    ];
+    let both = [EdgeKind::TestedBy, EdgeKind::Calls];
+    for direction in [Direction::Outgoing, Direction::Incoming] {
+        for limit in [1, 10] {
+            let pages = store
+                .edges_each(&a.graph, &roots, &both, direction, limit)
+                .await
+                .unwrap();
+            assert_eq!(pages.len(), roots.len());
+            for (root, page) in roots.iter().zip(&pages) {
+                let alone = store
+                    .edges(&a.graph, root, &both, direction, limit)
+                    .await
+                    .unwrap();
+                assert_eq!(*page, alone, "{root} {direction:?} limit {limit}");
+            }
+            assert_eq!(pages[5], EdgePage::default(), "B's root read in A");
+        }
+    }
+    assert!(
+        store
+            .edges_each(&a.graph, &roots, &both, Direction::Outgoing, 10)
+            .await
+            .unwrap()[0]
+            .total
+            > 0,
+        "the caller has callees (the comparison above is not between empty pages)"
     );
 
     // Expansion: depth 2 through Serve reaches helper; limits are per direction and

@@ -179,6 +179,17 @@ fn annotated(node: &Node, notes: &Notes) -> pb::SymbolCard {
     card
 }
 
+/// An expansion request's options, its ids checked.
+fn expand_options(message: &pb::ExpandRequest) -> Result<ExpandOptions, Error> {
+    check_ids(&message.ids)?;
+    Ok(ExpandOptions {
+        kinds: edge_kinds(&message.edge_kinds)?,
+        directions: directions(message.direction),
+        depth: message.depth,
+        limit_per_direction: limit(message.limit_per_direction),
+    })
+}
+
 fn expand_response(
     expansions: Vec<query::Expansion>,
     missing: Vec<String>,
@@ -238,13 +249,7 @@ impl GraphHydrator {
         message: pb::ExpandRequest,
         notes: &Notes,
     ) -> Result<pb::ExpandResponse, Error> {
-        check_ids(&message.ids)?;
-        let options = ExpandOptions {
-            kinds: edge_kinds(&message.edge_kinds)?,
-            directions: directions(message.direction),
-            depth: message.depth,
-            limit_per_direction: limit(message.limit_per_direction),
-        };
+        let options = expand_options(&message)?;
         let (expansions, missing) =
             query::expand(&*self.store, context.graph_id(), &message.ids, &options).await?;
         Ok(expand_response(expansions, missing, notes))
@@ -343,10 +348,29 @@ impl GraphHydratorService for GraphHydrator {
         let context = code_context(&request)?;
         let requests = request.into_inner().requests;
         limits::check_count("requests", requests.len(), MAX_BATCH, "expansions")?;
+        // Every request is checked before any is answered; the roots of all of them are
+        // read in one store call (a symbol's relations share their root).
+        let options = requests
+            .iter()
+            .map(expand_options)
+            .collect::<Result<Vec<_>, Error>>()?;
+        let ids: Vec<String> = requests
+            .iter()
+            .flat_map(|m| m.ids.iter().cloned())
+            .collect();
+        let roots = query::Roots::read(&*self.store, context.graph_id(), &ids).await?;
         let notes = self.notes(&context).await?;
         let mut responses = Vec::with_capacity(requests.len());
-        for message in requests {
-            responses.push(self.expand_message(&context, message, &notes).await?);
+        for (message, options) in requests.iter().zip(&options) {
+            let (expansions, missing) = query::expand_roots(
+                &*self.store,
+                context.graph_id(),
+                &message.ids,
+                &roots,
+                options,
+            )
+            .await?;
+            responses.push(expand_response(expansions, missing, &notes));
         }
         Ok(Response::new(pb::ExpandBatchResponse { responses }))
     }
