@@ -72,32 +72,28 @@ pub async fn lookup(
     if matches.is_empty() {
         let key = javascript_member_key(&lookup_key(selector));
         let last = key.rsplit('.').next().unwrap_or(&key).to_owned();
-        if !last.is_empty() {
-            // A trailing part of a public path (`traits::IteratorIndex`).
-            let aliases: Vec<Node> = store
+        // The nodes named by the selector's last part, read once for the three rules
+        // below that ask for them.
+        let named = if last.is_empty() {
+            Vec::new()
+        } else {
+            store
                 .nodes_by_name(graph_id, &last, NAME_CANDIDATES)
                 .await?
-                .into_iter()
-                .filter(|n| {
-                    n.kind == NodeKind::Alias
-                        && selector_matches(&key, &lookup_key(&n.qualified_name))
-                })
-                .collect();
-            matches = exported(store, graph_id, aliases.iter(), &kinds).await?;
-        }
-    }
-    if matches.is_empty() {
-        let key = javascript_member_key(&lookup_key(selector));
-        let last = key.rsplit('.').next().unwrap_or(&key).to_owned();
-        if !last.is_empty() {
-            matches = store
-                .nodes_by_name(graph_id, &last, NAME_CANDIDATES)
-                .await?
-                .into_iter()
+        };
+        // A trailing part of a public path (`traits::IteratorIndex`).
+        let aliases = named.iter().filter(|n| {
+            n.kind == NodeKind::Alias && selector_matches(&key, &lookup_key(&n.qualified_name))
+        });
+        matches = exported(store, graph_id, aliases, &kinds).await?;
+        if matches.is_empty() {
+            matches = named
+                .iter()
                 .filter(|n| {
                     kinds.contains(&n.kind)
                         && selector_matches(&key, &lookup_key(&n.qualified_name))
                 })
+                .cloned()
                 .collect();
         }
         if matches.is_empty() && selector != last {
@@ -109,14 +105,12 @@ pub async fn lookup(
                 .filter(|n| kinds.contains(&n.kind))
                 .collect();
         }
-        if matches.is_empty() && !last.is_empty() {
+        if matches.is_empty() {
             // The public path users import it by: `requests.Session` for
             // `requests.sessions.Session`, `itertools::Interleave` for
             // `itertools::adaptors::Interleave` (package `__init__` and `pub use`
             // re-exports).
-            matches = store
-                .nodes_by_name(graph_id, &last, NAME_CANDIDATES)
-                .await?
+            matches = named
                 .into_iter()
                 .filter(|n| kinds.contains(&n.kind) && skips_only_modules(&key, n))
                 .collect();
@@ -151,17 +145,18 @@ async fn exported(
     nodes: impl Iterator<Item = &Node>,
     kinds: &[NodeKind],
 ) -> Result<Vec<Node>, Error> {
+    let aliases: Vec<String> = nodes
+        .filter(|n| n.kind == NodeKind::Alias)
+        .map(|n| n.id.clone())
+        .collect();
     let mut out: Vec<Node> = Vec::new();
-    for alias in nodes.filter(|n| n.kind == NodeKind::Alias) {
-        let page = store
-            .edges(
-                graph_id,
-                &alias.id,
-                &[EdgeKind::Exports],
-                Direction::Outgoing,
-                4,
-            )
-            .await?;
+    if aliases.is_empty() {
+        return Ok(out);
+    }
+    let pages = store
+        .edges_each(graph_id, &aliases, &[EdgeKind::Exports], Direction::Outgoing, 4)
+        .await?;
+    for page in pages {
         for hit in page.hits {
             if kinds.contains(&hit.node.kind) && !out.iter().any(|n| n.id == hit.node.id) {
                 out.push(hit.node);
@@ -376,6 +371,12 @@ pub async fn expand(
 /// expansions of the same symbol along several relations reads it once).
 #[derive(Debug, Default)]
 pub struct Roots(HashMap<String, Node>);
+
+impl FromIterator<Node> for Roots {
+    fn from_iter<I: IntoIterator<Item = Node>>(nodes: I) -> Self {
+        Roots(nodes.into_iter().map(|n| (n.id.clone(), n)).collect())
+    }
+}
 
 impl Roots {
     pub async fn read(
@@ -744,11 +745,14 @@ pub async fn change_impact(
         )?;
     }
     let mut changed = Vec::with_capacity(touched.len());
+    // The touched symbols are the roots: read already, not again per relation.
+    let roots: Roots = touched.iter().cloned().collect();
     for symbol in touched {
-        let callers = expand(
+        let callers = expand_roots(
             store,
             graph_id,
             std::slice::from_ref(&symbol.id),
+            &roots,
             &ExpandOptions {
                 kinds: vec![EdgeKind::Calls],
                 directions: Directions::Incoming,
@@ -758,10 +762,11 @@ pub async fn change_impact(
         )
         .await?
         .0;
-        let used_by = expand(
+        let used_by = expand_roots(
             store,
             graph_id,
             std::slice::from_ref(&symbol.id),
+            &roots,
             &ExpandOptions {
                 kinds: vec![EdgeKind::References],
                 directions: Directions::Incoming,
@@ -771,10 +776,11 @@ pub async fn change_impact(
         )
         .await?
         .0;
-        let tests = expand(
+        let tests = expand_roots(
             store,
             graph_id,
             std::slice::from_ref(&symbol.id),
+            &roots,
             &ExpandOptions {
                 kinds: vec![EdgeKind::TestedBy],
                 directions: Directions::Outgoing,
