@@ -48,6 +48,18 @@ pub struct EdgePage {
     pub light: bool,
 }
 
+/// One page of edges a caller wants ([`GraphStore::edge_pages`]): what
+/// [`GraphStore::edge_window`] takes with `keep: Some(..)`, and [`GraphStore::edges`]
+/// with `None`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeRequest {
+    pub root: String,
+    pub kinds: Vec<EdgeKind>,
+    pub direction: Direction,
+    pub limit: usize,
+    pub keep: Option<usize>,
+}
+
 /// Fewest edges from a root before a backend reads an expansion's window light
 /// ([`EdgePage::light`]): below it, full rows cost less than a second query for the kept
 /// nodes.
@@ -146,6 +158,28 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
     ) -> Result<EdgePage, Error> {
         let _ = keep;
         self.edges(graph_id, root, kinds, direction, limit).await
+    }
+    /// Several pages at once, one per request in their order (the windows of every
+    /// relation of a symbol, and of every expansion of a batch, in one store call).
+    async fn edge_pages(
+        &self,
+        graph_id: &str,
+        requests: &[EdgeRequest],
+    ) -> Result<Vec<EdgePage>, Error> {
+        let mut pages = Vec::with_capacity(requests.len());
+        for r in requests {
+            pages.push(match r.keep {
+                Some(keep) => {
+                    self.edge_window(graph_id, &r.root, &r.kinds, r.direction, r.limit, keep)
+                        .await?
+                }
+                None => {
+                    self.edges(graph_id, &r.root, &r.kinds, r.direction, r.limit)
+                        .await?
+                }
+            });
+        }
+        Ok(pages)
     }
     /// [`edges`](Self::edges) from each of `roots`, one page per root in their order (an
     /// expansion's second step reads its whole frontier at once).

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use crate::model::{
     Confidence, Direction, EdgeKind, Node, NodeKind, NodeRow, OwnerGraph, RepositoryInfo,
 };
-use crate::{EdgeHit, EdgePage, GraphStore, LanguageCount, NodesPage};
+use crate::{EdgeHit, EdgePage, EdgeRequest, GraphStore, LanguageCount, NodesPage};
 
 /// Rows per UNWIND statement.
 const BATCH: usize = 5_000;
@@ -173,6 +173,9 @@ struct EdgeRow {
     /// The root the row belongs to ([`edge_pages_query`] only).
     #[serde(default)]
     root: String,
+    /// The branch the row belongs to ([`edge_pages_union`] only).
+    #[serde(default)]
+    spec: i64,
 }
 
 impl EdgeRow {
@@ -219,6 +222,35 @@ fn edge_pages_query(kinds: &[EdgeKind], direction: Direction) -> String {
     )
 }
 
+/// Most pages one [`edge_pages_union`] query reads.
+const PAGES_PER_QUERY: usize = 32;
+
+/// Several pages in one query: a `UNION ALL` branch per page (each its own kinds and
+/// direction, written from [`EdgeKind::as_str`] only), with parameters `$root_i`,
+/// `$limit_i` and `$light_over_i`, each row with its branch's `spec`.
+fn edge_pages_union(pages: &[(usize, &[EdgeKind], Direction)]) -> String {
+    let branches: Vec<String> = pages
+        .iter()
+        .map(|(i, kinds, direction)| {
+            format!(
+                "{} RETURN {i} AS spec, {EDGE_PAGE_RETURN}",
+                edge_page_match_with(
+                    kinds,
+                    *direction,
+                    &format!("$root_{i}"),
+                    &format!("$limit_{i}"),
+                    &format!("$light_over_{i}"),
+                )
+            )
+        })
+        .collect();
+    format!(
+        "CALL {{ {} }} RETURN spec, total, rel, line, confidence, id, kind, name, qualified_name, \
+         language, path, start_line, end_line, signature, summary, fingerprint, test, doc",
+        branches.join(" UNION ALL ")
+    )
+}
+
 /// What [`edge_page_query`] returns per edge.
 const EDGE_PAGE_RETURN: &str = "total, type(r) AS rel, r.line AS line, r.confidence AS confidence, \
     n.id AS id, n.kind AS kind, n.name AS name, \
@@ -233,6 +265,17 @@ const EDGE_PAGE_RETURN: &str = "total, type(r) AS rel, r.line AS line, r.confide
 /// The match, order, count and cut of [`edge_page_query`], up to its `RETURN`; `root` is
 /// the parameter or variable that holds the root's id.
 fn edge_page_match(kinds: &[EdgeKind], direction: Direction, root: &str) -> String {
+    edge_page_match_with(kinds, direction, root, "$limit", "$light_over")
+}
+
+/// [`edge_page_match`] with the names of its limit and light threshold parameters.
+fn edge_page_match_with(
+    kinds: &[EdgeKind],
+    direction: Direction,
+    root: &str,
+    limit: &str,
+    light_over: &str,
+) -> String {
     let types = kinds
         .iter()
         .map(|k| k.as_str())
@@ -250,9 +293,9 @@ fn edge_page_match(kinds: &[EdgeKind], direction: Direction, root: &str) -> Stri
         "MATCH {pattern} \
          WITH r, n ORDER BY type(r), n.path, r.line, n.start_line, n.qualified_name, n.id \
          WITH collect([r, n]) AS pairs \
-         WITH size(pairs) AS total, pairs[0..$limit] AS kept \
+         WITH size(pairs) AS total, pairs[0..{limit}] AS kept \
          UNWIND kept AS pair \
-         WITH total, total > $light_over AS light, pair[0] AS r, pair[1] AS n"
+         WITH total, total > {light_over} AS light, pair[0] AS r, pair[1] AS n"
     )
 }
 
@@ -709,6 +752,65 @@ impl GraphStore for Neo4jGraphStore {
     ) -> Result<EdgePage, Error> {
         self.edge_page(graph_id, root, kinds, direction, limit, Some(keep))
             .await
+    }
+
+    async fn edge_pages(
+        &self,
+        graph_id: &str,
+        requests: &[EdgeRequest],
+    ) -> Result<Vec<EdgePage>, Error> {
+        let mut pages = vec![EdgePage::default(); requests.len()];
+        // The pages worth a branch: some kind asked and a limit above zero.
+        let mut asked: Vec<(usize, Vec<EdgeKind>)> = Vec::new();
+        for (i, r) in requests.iter().enumerate() {
+            let mut kinds = r.kinds.clone();
+            kinds.sort_by_key(|k| k.as_str());
+            kinds.dedup();
+            if !kinds.is_empty() && r.limit > 0 {
+                asked.push((i, kinds));
+            }
+        }
+        if let [(i, kinds)] = asked.as_slice() {
+            let r = &requests[*i];
+            pages[*i] = self
+                .edge_page(graph_id, &r.root, kinds, r.direction, r.limit, r.keep)
+                .await?;
+            return Ok(pages);
+        }
+        for chunk in asked.chunks(PAGES_PER_QUERY) {
+            let shape: Vec<(usize, &[EdgeKind], Direction)> = chunk
+                .iter()
+                .enumerate()
+                .map(|(b, (i, kinds))| (b, kinds.as_slice(), requests[*i].direction))
+                .collect();
+            let mut q = query(&edge_pages_union(&shape)).param("graph_id", graph_id);
+            let mut light_over = Vec::with_capacity(chunk.len());
+            for (b, (i, _)) in chunk.iter().enumerate() {
+                let r = &requests[*i];
+                let over = r
+                    .keep
+                    .map_or(i64::MAX, |keep| keep.max(crate::LIGHT_WINDOW) as i64);
+                light_over.push(over);
+                q = q
+                    .param(&format!("root_{b}"), r.root.as_str())
+                    .param(&format!("limit_{b}"), r.limit as i64)
+                    .param(&format!("light_over_{b}"), over);
+            }
+            let rows: Vec<EdgeRow> = self.fetch(q).await?;
+            for row in rows {
+                let b = usize::try_from(row.spec)
+                    .ok()
+                    .filter(|b| *b < chunk.len())
+                    .ok_or_else(|| {
+                        Error::internal(format!("graph store (neo4j): unknown page {}", row.spec))
+                    })?;
+                let page = &mut pages[chunk[b].0];
+                page.total = row.total.max(0) as usize;
+                page.light = page.total as i64 > light_over[b];
+                page.hits.push(row.into_hit()?);
+            }
+        }
+        Ok(pages)
     }
 
     async fn edges_each(

@@ -2,13 +2,17 @@
 //! the [`GraphStore`] primitives: selector lookup, expansion with depth and per-direction
 //! limits, call graphs, implementations, tests, outlines and change impact.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use codectx_core::limits;
 use codectx_errors::Error;
 
+use crate::GraphStore;
 use crate::model::{Direction, EdgeKind, Neighbor, Node, NodeKind, lookup_key, selector_matches};
-use crate::{EdgeHit, GraphStore};
+
+mod expand;
+
+pub use expand::{Roots, expand, expand_many, expand_roots};
 
 /// Candidates fetched by plain name before filtering by the full selector.
 const NAME_CANDIDATES: usize = 500;
@@ -154,7 +158,13 @@ async fn exported(
         return Ok(out);
     }
     let pages = store
-        .edges_each(graph_id, &aliases, &[EdgeKind::Exports], Direction::Outgoing, 4)
+        .edges_each(
+            graph_id,
+            &aliases,
+            &[EdgeKind::Exports],
+            Direction::Outgoing,
+            4,
+        )
         .await?;
     for page in pages {
         for hit in page.hits {
@@ -274,9 +284,6 @@ fn kinds_label(kinds: &[EdgeKind]) -> String {
         .join("|")
 }
 
-/// Edges read per root and direction before ranking; the limit applies after ranking.
-const RANK_WINDOW: usize = 500;
-
 /// Sort key of a depth-1 neighbor (lower first; ties keep the store's path order):
 /// symbols of the repository before external (unresolved) targets, which have no path
 /// and would otherwise sort first and crowd them out; production code before tests; for IMPLEMENTS, types in the root's own directory
@@ -302,24 +309,6 @@ fn relevance(root: &Node, neighbor: &Node, kind: EdgeKind) -> (bool, bool, bool,
         !counterpart,
         !named,
     )
-}
-
-/// Replaces the ranking-only nodes of a light window's kept hits with the full nodes (a
-/// node deleted in between keeps its light copy: the answer still names it).
-async fn fill(store: &dyn GraphStore, graph_id: &str, hits: &mut [EdgeHit]) -> Result<(), Error> {
-    let ids: Vec<String> = hits.iter().map(|h| h.node.id.clone()).collect();
-    let mut full: HashMap<String, Node> = store
-        .nodes(graph_id, &ids)
-        .await?
-        .into_iter()
-        .map(|n| (n.id.clone(), n))
-        .collect();
-    for hit in hits {
-        if let Some(node) = full.remove(&hit.node.id) {
-            hit.node = node;
-        }
-    }
-    Ok(())
 }
 
 /// Files that hold tests by their language's conventions (helpers in them included).
@@ -353,193 +342,6 @@ pub fn file_subject(path: &str) -> String {
         .or_else(|| stem.strip_suffix("Test"))
         .unwrap_or(stem);
     stem.to_lowercase()
-}
-
-/// Expands each root by edge kind and direction. Roots that do not exist in the graph are
-/// returned in `missing`, never guessed.
-pub async fn expand(
-    store: &dyn GraphStore,
-    graph_id: &str,
-    root_ids: &[String],
-    options: &ExpandOptions,
-) -> Result<(Vec<Expansion>, Vec<String>), Error> {
-    let roots = Roots::read(store, graph_id, root_ids).await?;
-    expand_roots(store, graph_id, root_ids, &roots, options).await
-}
-
-/// The root nodes of one or more expansions, read in one store call (a batch of
-/// expansions of the same symbol along several relations reads it once).
-#[derive(Debug, Default)]
-pub struct Roots(HashMap<String, Node>);
-
-impl FromIterator<Node> for Roots {
-    fn from_iter<I: IntoIterator<Item = Node>>(nodes: I) -> Self {
-        Roots(nodes.into_iter().map(|n| (n.id.clone(), n)).collect())
-    }
-}
-
-impl Roots {
-    pub async fn read(
-        store: &dyn GraphStore,
-        graph_id: &str,
-        ids: &[String],
-    ) -> Result<Self, Error> {
-        let mut wanted: Vec<String> = ids.to_vec();
-        wanted.sort_unstable();
-        wanted.dedup();
-        Ok(Roots(
-            store
-                .nodes(graph_id, &wanted)
-                .await?
-                .into_iter()
-                .map(|n| (n.id.clone(), n))
-                .collect(),
-        ))
-    }
-}
-
-/// [`expand`] from roots already read (`roots` holds at least every found one of
-/// `root_ids`; a root asked twice is expanded once).
-pub async fn expand_roots(
-    store: &dyn GraphStore,
-    graph_id: &str,
-    root_ids: &[String],
-    roots: &Roots,
-    options: &ExpandOptions,
-) -> Result<(Vec<Expansion>, Vec<String>), Error> {
-    let depth = limits::clamp_depth(options.depth);
-    let limit = options.limit_per_direction.clamp(1, 200);
-    let missing: Vec<String> = root_ids
-        .iter()
-        .filter(|id| !roots.0.contains_key(id.as_str()))
-        .cloned()
-        .collect();
-    let mut started: HashSet<&str> = HashSet::new();
-    let mut expansions = Vec::new();
-    for id in root_ids {
-        let Some(root) = roots.0.get(id) else {
-            continue;
-        };
-        if !started.insert(id.as_str()) {
-            continue;
-        }
-        let root = root.clone();
-        let mut neighbors = Vec::new();
-        let mut omitted = Vec::new();
-        for &direction in options.directions.list() {
-            let mut seen: HashSet<String> = HashSet::from([root.id.clone()]);
-            // Fetch a window, keep one edge per neighbor (the store's first: lowest
-            // line), rank by relevance to the root, then apply the limit.
-            let page = store
-                .edge_window(
-                    graph_id,
-                    &root.id,
-                    &options.kinds,
-                    direction,
-                    RANK_WINDOW.max(limit),
-                    limit,
-                )
-                .await?;
-            let beyond_window = page.total.saturating_sub(page.hits.len());
-            let mut distinct = Vec::new();
-            for hit in page.hits {
-                if seen.insert(hit.node.id.clone()) {
-                    distinct.push(hit);
-                }
-            }
-            distinct.sort_by_key(|hit| relevance(&root, &hit.node, hit.kind));
-            let not_shown = distinct.len().saturating_sub(limit) + beyond_window;
-            distinct.truncate(limit);
-            if page.light {
-                fill(store, graph_id, &mut distinct).await?;
-            }
-            let mut frontier = Vec::new();
-            for hit in distinct {
-                frontier.push(hit.node.id.clone());
-                neighbors.push(Neighbor {
-                    root: root.id.clone(),
-                    node: hit.node,
-                    kind: hit.kind,
-                    direction,
-                    depth: 1,
-                    line: hit.line,
-                    confidence: hit.confidence,
-                    via: root.id.clone(),
-                });
-            }
-            let mut used = frontier.len();
-            if not_shown > 0 {
-                omitted.push(Omitted {
-                    what: format!(
-                        "{} {}",
-                        describe_direction(direction),
-                        kinds_label(&options.kinds)
-                    ),
-                    count: not_shown,
-                    reason: "node_limit",
-                });
-            }
-            if depth >= 2 {
-                let mut left_out = 0usize;
-                // The whole frontier in one store call, each page as long as the most any
-                // neighbour could still take; cut below to what remains when its turn
-                // comes (pages are ordered, so that is the page a smaller limit reads).
-                let pages = store
-                    .edges_each(graph_id, &frontier, &options.kinds, direction, limit)
-                    .await?;
-                if pages.len() != frontier.len() {
-                    return Err(Error::internal(format!(
-                        "graph store answered {} of {} edge pages",
-                        pages.len(),
-                        frontier.len()
-                    )));
-                }
-                for (via, page) in frontier.into_iter().zip(pages) {
-                    let remaining = limit.saturating_sub(used);
-                    let mut taken = 0usize;
-                    for hit in page.hits.into_iter().take(remaining.max(1)) {
-                        if remaining == 0 || taken >= remaining {
-                            break;
-                        }
-                        if hit.node.kind == NodeKind::External || !seen.insert(hit.node.id.clone())
-                        {
-                            continue;
-                        }
-                        taken += 1;
-                        neighbors.push(Neighbor {
-                            root: root.id.clone(),
-                            node: hit.node,
-                            kind: hit.kind,
-                            direction,
-                            depth: 2,
-                            line: hit.line,
-                            confidence: hit.confidence,
-                            via: via.clone(),
-                        });
-                    }
-                    used += taken;
-                    left_out += page.total.saturating_sub(taken);
-                }
-                if left_out > 0 {
-                    omitted.push(Omitted {
-                        what: format!(
-                            "{} {} at depth 2",
-                            describe_direction(direction),
-                            kinds_label(&options.kinds)
-                        ),
-                        count: left_out,
-                        reason: "node_limit",
-                    });
-                }
-            }
-        }
-        expansions.push(Expansion {
-            root,
-            neighbors,
-            omitted,
-        });
-    }
-    Ok((expansions, missing))
 }
 
 /// Changed line ranges per path, from a unified diff (new-side line numbers; a deletion
@@ -747,65 +549,38 @@ pub async fn change_impact(
     let mut changed = Vec::with_capacity(touched.len());
     // The touched symbols are the roots: read already, not again per relation.
     let roots: Roots = touched.iter().cloned().collect();
+    // Each touched symbol's callers, users and tests: every expansion in one batch.
+    let relation = |kinds, directions| ExpandOptions {
+        kinds: vec![kinds],
+        directions,
+        depth: 1,
+        limit_per_direction: limit_per_symbol,
+    };
+    let relations = [
+        relation(EdgeKind::Calls, Directions::Incoming),
+        relation(EdgeKind::References, Directions::Incoming),
+        relation(EdgeKind::TestedBy, Directions::Outgoing),
+    ];
+    let ids: Vec<[String; 1]> = touched.iter().map(|s| [s.id.clone()]).collect();
+    let asks: Vec<(&[String], &ExpandOptions)> = ids
+        .iter()
+        .flat_map(|id| relations.iter().map(move |r| (id.as_slice(), r)))
+        .collect();
+    let mut answers = expand_many(store, graph_id, &asks, &roots)
+        .await?
+        .into_iter();
+    let mut next = || {
+        answers
+            .next()
+            .and_then(|(expansions, _)| expansions.into_iter().next())
+            .map(|e| (e.neighbors, e.omitted))
+            .unwrap_or_default()
+    };
     for symbol in touched {
-        let callers = expand_roots(
-            store,
-            graph_id,
-            std::slice::from_ref(&symbol.id),
-            &roots,
-            &ExpandOptions {
-                kinds: vec![EdgeKind::Calls],
-                directions: Directions::Incoming,
-                depth: 1,
-                limit_per_direction: limit_per_symbol,
-            },
-        )
-        .await?
-        .0;
-        let used_by = expand_roots(
-            store,
-            graph_id,
-            std::slice::from_ref(&symbol.id),
-            &roots,
-            &ExpandOptions {
-                kinds: vec![EdgeKind::References],
-                directions: Directions::Incoming,
-                depth: 1,
-                limit_per_direction: limit_per_symbol,
-            },
-        )
-        .await?
-        .0;
-        let tests = expand_roots(
-            store,
-            graph_id,
-            std::slice::from_ref(&symbol.id),
-            &roots,
-            &ExpandOptions {
-                kinds: vec![EdgeKind::TestedBy],
-                directions: Directions::Outgoing,
-                depth: 1,
-                limit_per_direction: limit_per_symbol,
-            },
-        )
-        .await?
-        .0;
-        let (callers, mut omitted) = callers
-            .into_iter()
-            .next()
-            .map(|e| (e.neighbors, e.omitted))
-            .unwrap_or_default();
-        let (tests, test_omitted) = tests
-            .into_iter()
-            .next()
-            .map(|e| (e.neighbors, e.omitted))
-            .unwrap_or_default();
+        let (callers, mut omitted) = next();
+        let (used_by, used_omitted) = next();
+        let (tests, test_omitted) = next();
         omitted.extend(test_omitted);
-        let (used_by, used_omitted) = used_by
-            .into_iter()
-            .next()
-            .map(|e| (e.neighbors, e.omitted))
-            .unwrap_or_default();
         omitted.extend(used_omitted);
         changed.push(ChangedSymbol {
             symbol,

@@ -9,7 +9,7 @@ use codectx_errors::Error;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use crate::model::{Confidence, Direction, EdgeKind, Node, NodeKind, OwnerGraph, RepositoryInfo};
-use crate::{EdgeHit, EdgePage, GraphStore, LanguageCount, NodesPage};
+use crate::{EdgeHit, EdgePage, EdgeRequest, GraphStore, LanguageCount, NodesPage};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS graphs (
@@ -352,42 +352,54 @@ impl SqliteGraphStore {
         limit: usize,
         light_over: Option<usize>,
     ) -> Result<EdgePage, Error> {
-        let mut pages = self
-            .edge_pages(
-                graph_id,
-                vec![root.to_owned()],
-                kinds,
-                direction,
-                limit,
-                light_over,
-            )
-            .await?;
+        let request = EdgeRequest {
+            root: root.to_owned(),
+            kinds: kinds.to_vec(),
+            direction,
+            limit,
+            keep: light_over,
+        };
+        let mut pages = self.read_pages(graph_id, vec![request]).await?;
         Ok(pages.pop().unwrap_or_default())
     }
 
-    /// [`Self::edge_page`] of each root, in one call of the store's worker.
-    async fn edge_pages(
+    /// The page of each request, in one call of the store's worker.
+    async fn read_pages(
         &self,
         graph_id: &str,
-        roots: Vec<String>,
-        kinds: &[EdgeKind],
-        direction: Direction,
-        limit: usize,
-        light_over: Option<usize>,
+        requests: Vec<EdgeRequest>,
     ) -> Result<Vec<EdgePage>, Error> {
-        if kinds.is_empty() {
-            return Ok(vec![EdgePage::default(); roots.len()]);
-        }
-        let statements = EdgePageSql::new(kinds, direction, limit);
         let graph_id = graph_id.to_owned();
         self.run(move |c| {
             let Some(gid) = Self::gid(c, &graph_id)? else {
-                return Ok(vec![EdgePage::default(); roots.len()]);
+                return Ok(vec![EdgePage::default(); requests.len()]);
             };
-            roots
-                .iter()
-                .map(|root| statements.read(c, gid, root, light_over))
-                .collect()
+            // Requests of the same kinds, direction and limit share their statements.
+            let mut statements: Vec<(&EdgeRequest, EdgePageSql)> = Vec::new();
+            let mut pages = Vec::with_capacity(requests.len());
+            for request in &requests {
+                if request.kinds.is_empty() {
+                    pages.push(EdgePage::default());
+                    continue;
+                }
+                let same = |(r, _): &&(&EdgeRequest, EdgePageSql)| {
+                    r.kinds == request.kinds
+                        && r.direction == request.direction
+                        && r.limit == request.limit
+                };
+                let sql = match statements.iter().find(same) {
+                    Some((_, sql)) => sql,
+                    None => {
+                        statements.push((
+                            request,
+                            EdgePageSql::new(&request.kinds, request.direction, request.limit),
+                        ));
+                        &statements[statements.len() - 1].1
+                    }
+                };
+                pages.push(sql.read(c, gid, &request.root, request.keep)?);
+            }
+            Ok(pages)
         })
         .await
     }
@@ -816,8 +828,25 @@ impl GraphStore for SqliteGraphStore {
         direction: Direction,
         limit: usize,
     ) -> Result<Vec<EdgePage>, Error> {
-        self.edge_pages(graph_id, roots.to_vec(), kinds, direction, limit, None)
-            .await
+        let requests = roots
+            .iter()
+            .map(|root| EdgeRequest {
+                root: root.clone(),
+                kinds: kinds.to_vec(),
+                direction,
+                limit,
+                keep: None,
+            })
+            .collect();
+        self.read_pages(graph_id, requests).await
+    }
+
+    async fn edge_pages(
+        &self,
+        graph_id: &str,
+        requests: &[EdgeRequest],
+    ) -> Result<Vec<EdgePage>, Error> {
+        self.read_pages(graph_id, requests.to_vec()).await
     }
 
     async fn edge_window(

@@ -11,8 +11,8 @@ use codectx_graph::neo4j::Neo4jGraphStore;
 use codectx_graph::query::{self, Directions, ExpandOptions};
 use codectx_graph::sqlite::SqliteGraphStore;
 use codectx_graph::{
-    Confidence, Direction, Edge, EdgeKind, EdgePage, GraphStore, Node, NodeKind, OwnerGraph,
-    RepositoryInfo, node_id, owner_hash,
+    Confidence, Direction, Edge, EdgeKind, EdgePage, EdgeRequest, GraphStore, Node, NodeKind,
+    OwnerGraph, RepositoryInfo, node_id, owner_hash,
 };
 
 fn graph_id(label: &str) -> String {
@@ -784,6 +784,120 @@ async fn contract(store: &dyn GraphStore) {
         2,
         "{:?}",
         narrow[0].omitted
+    );
+    // Pages asked together (every relation of a symbol, every expansion of a batch):
+    // each is the page asked alone, whether a window (light past the kept count, as the
+    // hub's) or a plain page, of any kinds and direction, with more pages than one
+    // backend query reads, and with roots that are missing or in another graph.
+    let kinds_of = [
+        vec![EdgeKind::Calls],
+        vec![EdgeKind::TestedBy, EdgeKind::Calls],
+        vec![EdgeKind::Implements],
+        vec![],
+    ];
+    let mut asked: Vec<(String, EdgeRequest)> = Vec::new();
+    for i in 0..60usize {
+        let (graph, root) = match i % 5 {
+            0 => (&hub_graph, hub.id.clone()),
+            1 => (&a.graph, a.serve.id.clone()),
+            2 => (&a.graph, a.caller.id.clone()),
+            3 => (&a.graph, b.serve.id.clone()),
+            _ => (&a.graph, a.handler.id.clone()),
+        };
+        asked.push((
+            graph.clone(),
+            EdgeRequest {
+                root,
+                kinds: kinds_of[i % 4].clone(),
+                direction: if i % 3 == 0 {
+                    Direction::Incoming
+                } else {
+                    Direction::Outgoing
+                },
+                limit: [500, 1, 5][i % 3],
+                keep: [Some(10), None, Some(1)][i % 3],
+            },
+        ));
+    }
+    for graph in [&a.graph, &hub_graph] {
+        let requests: Vec<EdgeRequest> = asked
+            .iter()
+            .filter(|(g, _)| g == graph)
+            .map(|(_, r)| r.clone())
+            .collect();
+        let pages = store.edge_pages(graph, &requests).await.unwrap();
+        assert_eq!(pages.len(), requests.len());
+        for (r, page) in requests.iter().zip(&pages) {
+            let alone = match r.keep {
+                Some(keep) => store
+                    .edge_window(graph, &r.root, &r.kinds, r.direction, r.limit, keep)
+                    .await
+                    .unwrap(),
+                None => store
+                    .edges(graph, &r.root, &r.kinds, r.direction, r.limit)
+                    .await
+                    .unwrap(),
+            };
+            assert_eq!(*page, alone, "{r:?}");
+        }
+    }
+    let hub_window = store
+        .edge_pages(
+            &hub_graph,
+            &[EdgeRequest {
+                root: hub.id.clone(),
+                kinds: vec![EdgeKind::Calls],
+                direction: Direction::Incoming,
+                limit: 500,
+                keep: Some(10),
+            }],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (hub_window[0].hits.len(), hub_window[0].total),
+        (130, 130),
+        "the comparison above covers a hub's whole window"
+    );
+    // Expansions asked together answer as each asked alone.
+    let options = [
+        ExpandOptions {
+            kinds: vec![EdgeKind::Calls],
+            directions: Directions::Both,
+            depth: 2,
+            limit_per_direction: 1,
+        },
+        ExpandOptions {
+            kinds: vec![EdgeKind::TestedBy, EdgeKind::Calls, EdgeKind::Implements],
+            directions: Directions::Outgoing,
+            depth: 1,
+            limit_per_direction: 10,
+        },
+    ];
+    let ids = [
+        vec![a.caller.id.clone(), "n_gone".to_owned()],
+        vec![a.serve.id.clone(), a.caller.id.clone(), a.serve.id.clone()],
+        vec![b.serve.id.clone()],
+    ];
+    let asks: Vec<(&[String], &ExpandOptions)> = ids
+        .iter()
+        .flat_map(|ids| options.iter().map(move |o| (ids.as_slice(), o)))
+        .collect();
+    let all: Vec<String> = ids.iter().flatten().cloned().collect();
+    let roots = query::Roots::read(store, &a.graph, &all).await.unwrap();
+    let together = query::expand_many(store, &a.graph, &asks, &roots)
+        .await
+        .unwrap();
+    assert_eq!(together.len(), asks.len());
+    for ((ids, options), answer) in asks.iter().zip(&together) {
+        let alone = query::expand(store, &a.graph, ids, options).await.unwrap();
+        assert_eq!(*answer, alone, "{ids:?}");
+    }
+    assert!(
+        together
+            .iter()
+            .any(|(e, _)| e.iter().any(|e| !e.neighbors.is_empty())),
+        "the comparison above is not between empty expansions"
     );
     // Depth is clamped to 2 whatever is asked.
     let (deep, _) = query::expand(

@@ -360,18 +360,16 @@ impl GraphHydratorService for GraphHydrator {
             .collect();
         let roots = query::Roots::read(&*self.store, context.graph_id(), &ids).await?;
         let notes = self.notes(&context).await?;
-        let mut responses = Vec::with_capacity(requests.len());
-        for (message, options) in requests.iter().zip(&options) {
-            let (expansions, missing) = query::expand_roots(
-                &*self.store,
-                context.graph_id(),
-                &message.ids,
-                &roots,
-                options,
-            )
-            .await?;
-            responses.push(expand_response(expansions, missing, &notes));
-        }
+        let asks: Vec<(&[String], &ExpandOptions)> = requests
+            .iter()
+            .zip(&options)
+            .map(|(message, options)| (message.ids.as_slice(), options))
+            .collect();
+        let answers = query::expand_many(&*self.store, context.graph_id(), &asks, &roots).await?;
+        let responses = answers
+            .into_iter()
+            .map(|(expansions, missing)| expand_response(expansions, missing, &notes))
+            .collect();
         Ok(Response::new(pb::ExpandBatchResponse { responses }))
     }
 
