@@ -79,6 +79,9 @@ struct Step<'a> {
     depth: u32,
 }
 
+/// One ask's missing ids and, per root found, the range of its steps.
+type Plan<'a> = (Vec<String>, Vec<(&'a Node, Range<usize>)>);
+
 /// A step's depth-1 neighbours after ranking.
 struct Ranked {
     kept: Vec<EdgeHit>,
@@ -96,7 +99,7 @@ pub async fn expand_many(
 ) -> Result<Vec<(Vec<Expansion>, Vec<String>)>, Error> {
     // Plan: each ask's missing ids and, per root, the range of its steps.
     let mut steps: Vec<Step<'_>> = Vec::new();
-    let mut plans: Vec<(Vec<String>, Vec<(&Node, Range<usize>)>)> = Vec::new();
+    let mut plans: Vec<Plan<'_>> = Vec::new();
     for (ids, options) in asks {
         let depth = limits::clamp_depth(options.depth);
         let limit = options.limit_per_direction.clamp(1, 200);
