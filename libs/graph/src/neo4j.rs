@@ -83,6 +83,8 @@ const SCHEMA: &[&str] = &[
     "CREATE INDEX code_tested_by_owner IF NOT EXISTS FOR ()-[r:TESTED_BY]-() ON (r.graph_id, r.owner)",
     "CREATE INDEX code_mentions_owner IF NOT EXISTS FOR ()-[r:MENTIONS]-() ON (r.graph_id, r.owner)",
     "CREATE INDEX code_requires_owner IF NOT EXISTS FOR ()-[r:REQUIRES]-() ON (r.graph_id, r.owner)",
+    "CREATE INDEX code_references_owner IF NOT EXISTS FOR ()-[r:REFERENCES]-() ON (r.graph_id, r.owner)",
+    "CREATE INDEX code_exports_owner IF NOT EXISTS FOR ()-[r:EXPORTS]-() ON (r.graph_id, r.owner)",
 ];
 
 const NODE_RETURN: &str = "n.id AS id, n.kind AS kind, n.name AS name, n.qualified_name AS qualified_name, \
@@ -985,5 +987,20 @@ mod tests {
         assert!(!super::is_already_there(
             "Neo4j error `Neo.ClientError.Security.Unauthorized`"
         ));
+    }
+
+    /// Re-indexing deletes an owner's edges of every type by `(graph_id, owner)`: without
+    /// an index for a type, that delete scans every relationship of the type in the
+    /// database, every tenant's.
+    #[test]
+    fn every_relationship_type_has_an_owner_index() {
+        for kind in crate::model::EdgeKind::ALL {
+            let wanted = format!("()-[r:{}]-() ON (r.graph_id, r.owner)", kind.as_str());
+            assert!(
+                super::SCHEMA.iter().any(|s| s.contains(&wanted)),
+                "no owner index for {}",
+                kind.as_str()
+            );
+        }
     }
 }
