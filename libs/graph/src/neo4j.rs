@@ -874,12 +874,16 @@ impl GraphStore for Neo4jGraphStore {
         }
         let limit = limit.max(1);
         let kinds: Vec<String> = kinds.iter().map(|k| k.as_str().to_owned()).collect();
-        // Keyset paging by id: the cursor is the last id of the page before.
+        // Keyset paging by id: the cursor is the last id of the page before. The order
+        // names both properties of the `(graph_id, id)` index, so Neo4j reads the index in
+        // order and stops at the limit; `ORDER BY n.id` alone (the same order, one graph)
+        // made it read and sort every node past the cursor, each page: 0.4-0.8 s a page
+        // of 5,000 at 190k nodes, against 12k index entries read with both.
         let nodes = self
             .fetch_nodes(
                 query(&format!(
                     "MATCH (n:CodeNode {{graph_id: $graph_id}}) WHERE n.id > $after AND n.kind IN $kinds \
-                     RETURN {NODE_RETURN} ORDER BY n.id LIMIT $limit"
+                     RETURN {NODE_RETURN} ORDER BY n.graph_id, n.id LIMIT $limit"
                 ))
                 .param("graph_id", graph_id)
                 .param("after", cursor)
