@@ -224,6 +224,19 @@ fn edge_pages_query(kinds: &[EdgeKind], direction: Direction) -> String {
     )
 }
 
+/// The kinds asked, each once, in the order pages list them (by relationship type name).
+fn type_order(kinds: &[EdgeKind]) -> Vec<EdgeKind> {
+    let mut kinds = kinds.to_vec();
+    kinds.sort_by_key(|k| k.as_str());
+    kinds.dedup();
+    kinds
+}
+
+/// The `$light_over` of a page: past it a window is read light (never for a plain page).
+fn light_threshold(keep: Option<usize>) -> i64 {
+    keep.map_or(i64::MAX, |keep| keep.max(crate::LIGHT_WINDOW) as i64)
+}
+
 /// Most pages one [`edge_pages_union`] query reads.
 const PAGES_PER_QUERY: usize = 32;
 
@@ -374,13 +387,11 @@ impl Neo4jGraphStore {
         limit: usize,
         light_over: Option<usize>,
     ) -> Result<EdgePage, Error> {
-        let mut kinds = kinds.to_vec();
-        kinds.sort_by_key(|k| k.as_str());
-        kinds.dedup();
+        let kinds = type_order(kinds);
         if kinds.is_empty() || limit == 0 {
             return Ok(EdgePage::default());
         }
-        let light_over = light_over.map_or(i64::MAX, |keep| keep.max(crate::LIGHT_WINDOW) as i64);
+        let light_over = light_threshold(light_over);
         let rows: Vec<EdgeRow> = self
             .fetch(
                 query(&edge_page_query(&kinds, direction))
@@ -765,9 +776,7 @@ impl GraphStore for Neo4jGraphStore {
         // The pages worth a branch: some kind asked and a limit above zero.
         let mut asked: Vec<(usize, Vec<EdgeKind>)> = Vec::new();
         for (i, r) in requests.iter().enumerate() {
-            let mut kinds = r.kinds.clone();
-            kinds.sort_by_key(|k| k.as_str());
-            kinds.dedup();
+            let kinds = type_order(&r.kinds);
             if !kinds.is_empty() && r.limit > 0 {
                 asked.push((i, kinds));
             }
@@ -789,9 +798,7 @@ impl GraphStore for Neo4jGraphStore {
             let mut light_over = Vec::with_capacity(chunk.len());
             for (b, (i, _)) in chunk.iter().enumerate() {
                 let r = &requests[*i];
-                let over = r
-                    .keep
-                    .map_or(i64::MAX, |keep| keep.max(crate::LIGHT_WINDOW) as i64);
+                let over = light_threshold(r.keep);
                 light_over.push(over);
                 q = q
                     .param(&format!("root_{b}"), r.root.as_str())
@@ -823,9 +830,7 @@ impl GraphStore for Neo4jGraphStore {
         direction: Direction,
         limit: usize,
     ) -> Result<Vec<EdgePage>, Error> {
-        let mut kinds = kinds.to_vec();
-        kinds.sort_by_key(|k| k.as_str());
-        kinds.dedup();
+        let kinds = type_order(kinds);
         let mut pages = vec![EdgePage::default(); roots.len()];
         if kinds.is_empty() || limit == 0 || roots.is_empty() {
             return Ok(pages);
