@@ -5,6 +5,10 @@
 #   deploy/local/neo4j.sh start   # prints the Bolt URI; state in $CODECTX_NEO4J_STATE
 #   deploy/local/neo4j.sh stop
 #
+# CODECTX_NEO4J_HEAP (default 1g) and CODECTX_NEO4J_PAGECACHE_MB (default 256) size the
+# server; the tests use the defaults, a benchmark of a large write sizes the page cache
+# to the store (a production server's setting).
+#
 # Needs Java 17 and Maven. Jars are cached in ${CODECTX_CACHE:-$HOME/.cache/codectx}.
 set -euo pipefail
 version="5.26.0"
@@ -39,7 +43,7 @@ start() {
   fi
   rm -rf "$state"; mkdir -p "$state"
   local port; port="$(free_port)"
-  java -Xms256m -Xmx1g -cp "$cache/lib/*:$cache/classes" Neo4jTestServer "$state/data" "$port" \
+  java -Xms256m -Xmx"${CODECTX_NEO4J_HEAP:-1g}" -Dcodectx.pagecache.mb="${CODECTX_NEO4J_PAGECACHE_MB:-256}" -cp "$cache/lib/*:$cache/classes" Neo4jTestServer "$state/data" "$port" \
     >"$state/log" 2>&1 &
   echo $! >"$state/pid"
   echo "$port" >"$state/port"
