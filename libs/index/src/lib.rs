@@ -708,7 +708,10 @@ pub fn snapshot(options: &IndexOptions) -> Result<Vec<codectx_graph::OwnerGraph>
         &graph_id,
         &options.name,
         &all,
-        resolve::BuildScope::default(),
+        resolve::BuildScope {
+            threads: worker_threads(options.threads),
+            ..Default::default()
+        },
     )
     .owners)
 }
@@ -924,6 +927,7 @@ pub async fn index_with(
     let stored = store.owner_hashes(&graph_id).await?;
     let mut scope = resolve::BuildScope {
         symbol_ids: known_ids,
+        threads: worker_threads(options.threads),
         ..Default::default()
     };
     if !cache_was_empty {
@@ -1075,20 +1079,24 @@ pub async fn index_with(
     Ok(report)
 }
 
+/// Threads for the parser and the resolver: `requested`, or one per core for 0.
+fn worker_threads(requested: usize) -> usize {
+    if requested == 0 {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+    } else {
+        requested
+    }
+}
+
 fn parse_all(
     to_parse: &[&Candidate],
     layout: &Layout,
     options: &IndexOptions,
     report: &Mutex<IndexReport>,
 ) -> Vec<FileFacts> {
-    let threads = if options.threads == 0 {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2)
-    } else {
-        options.threads
-    }
-    .min(to_parse.len().max(1));
+    let threads = worker_threads(options.threads).min(to_parse.len().max(1));
     let progress = if options.progress && to_parse.len() > 200 {
         let bar = indicatif::ProgressBar::new(to_parse.len() as u64);
         bar.set_style(

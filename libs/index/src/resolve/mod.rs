@@ -81,6 +81,8 @@ pub struct BuildScope {
     /// Per file: its symbols' node ids from an earlier run of this process over the same
     /// facts ([`Build::symbol_ids`]); files not here get theirs computed.
     pub symbol_ids: std::collections::HashMap<String, Vec<String>>,
+    /// Threads that build owners (0 or 1: the calling thread only).
+    pub threads: usize,
 }
 
 impl BuildScope {
@@ -156,7 +158,19 @@ struct FileOut<'f> {
     sink: Vec<(NodeKind, String)>,
 }
 
-impl FileOut<'_> {
+impl<'f> FileOut<'f> {
+    fn new(file_index: usize, file: &'f FileFacts) -> Self {
+        FileOut {
+            file_index,
+            file,
+            path: file.path.as_str(),
+            file_id: String::new(),
+            nodes: Vec::new(),
+            edges: HashSet::default(),
+            sink: Vec::new(),
+        }
+    }
+
     fn edge(
         &mut self,
         from: String,
@@ -184,6 +198,91 @@ impl FileOut<'_> {
     }
 }
 
+/// Fewest files to build before the owners are built on more than one thread (a watcher's
+/// re-index of a few files stays on one).
+const PARALLEL_MIN_FILES: usize = 64;
+
+/// What every file's owner is built from: read-only, shared by the workers.
+struct Shared<'a> {
+    graph_id: &'a str,
+    repository_id: &'a str,
+    index: &'a scope::Index<'a>,
+    files: &'a [FileFacts],
+    package_modules: &'a HashSet<&'a str>,
+    mentions: docs::Mentions,
+    counterparts: tested_by::Counterparts,
+    messages: tested_by::Messages<'a>,
+}
+
+/// One file's owner, built, with the external and module nodes it points at.
+struct BuiltOwner {
+    owner: OwnerGraph,
+    externals: Vec<(NodeKind, String)>,
+}
+
+/// Builds owners of `to_build` (indexes into the files) until none is left: each worker
+/// takes the next file from `next`, so a long file does not hold the others back.
+fn build_owners<'a>(
+    shared: &Shared<'a>,
+    to_build: &[usize],
+    next: &std::sync::atomic::AtomicUsize,
+) -> (Repo<'a>, Vec<BuiltOwner>) {
+    let mut repo = Repo {
+        graph_id: shared.graph_id,
+        nodes: BTreeMap::new(),
+        edges: HashSet::default(),
+    };
+    let mut built = Vec::new();
+    loop {
+        let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(&file_index) = to_build.get(at) else {
+            break;
+        };
+        let index = shared.index;
+        let mut out = FileOut::new(file_index, &shared.files[file_index]);
+        definitions::file_node(shared.graph_id, shared.repository_id, &mut out, &mut repo);
+        definitions::symbols(index, &mut out);
+        implementations::declared(index, &mut out, &mut repo);
+        let mut tested = tested_by::Tested::default();
+        calls::edges(index, &mut out, &mut repo, &mut tested);
+        references::edges(index, &mut out, &mut tested);
+        tested_by::edges(
+            index,
+            shared.files,
+            &shared.counterparts,
+            &shared.messages,
+            &mut out,
+            tested,
+        );
+        imports::edges(shared.graph_id, shared.package_modules, &mut out, &mut repo);
+        exports::aliases(shared.graph_id, index, &mut out);
+        exports::type_aliases(index, &mut out, &mut repo);
+        strings::nodes(shared.graph_id, index, &mut out);
+        shared.mentions.sections(shared.graph_id, index, &mut out);
+
+        let mut externals = out.sink;
+        externals.sort();
+        externals.dedup();
+        let mut edges: Vec<Edge> = out.edges.into_iter().collect();
+        edges.sort_by(|a, b| {
+            (&a.from, &a.to, a.kind, a.line).cmp(&(&b.from, &b.to, b.kind, b.line))
+        });
+        built.push(BuiltOwner {
+            owner: OwnerGraph {
+                hash: owner_hash(&out.nodes, &edges),
+                owner: out.path.to_owned(),
+                nodes: out.nodes,
+                edges,
+            },
+            externals,
+        });
+    }
+    (repo, built)
+}
+
+/// Builds the owners of the files `scope` asks for: the symbol table first, then each
+/// file's owner (on `scope.threads` workers when there are many), then the rules that
+/// need every owner (Go's implicit interfaces, dispatch).
 pub fn build(
     graph_id: &str,
     repository_name: &str,
@@ -194,9 +293,6 @@ pub fn build(
     let index = scope::Index::new(graph_id, files, std::mem::take(&mut scope.symbol_ids));
     let scope = &scope;
     tracing::debug!(elapsed = ?started.elapsed(), "symbol index built");
-    let mut built_externals: BTreeMap<String, Vec<(NodeKind, String)>> = BTreeMap::new();
-    let mut kept_externals: HashSet<&(NodeKind, String)> = HashSet::default();
-    let mut owners: BTreeMap<String, (Vec<Node>, HashSet<Edge>)> = BTreeMap::new();
     let mut repo = Repo {
         graph_id,
         nodes: BTreeMap::new(),
@@ -214,48 +310,72 @@ pub fn build(
         ),
     );
     let package_modules = imports::packages(graph_id, files, &repository_id, &mut repo);
-    let mentions = docs::Mentions::new(files, scope);
-    let counterparts = tested_by::Counterparts::new(files);
-    let messages = tested_by::Messages::new(files);
+    let shared = Shared {
+        graph_id,
+        repository_id: &repository_id,
+        index: &index,
+        files,
+        package_modules: &package_modules,
+        mentions: docs::Mentions::new(files, scope),
+        counterparts: tested_by::Counterparts::new(files),
+        messages: tested_by::Messages::new(files),
+    };
 
+    // In file order, on this thread: what the repository owner gets from every file
+    // (manifest dependencies: the first manifest to name a module describes it), and
+    // the files whose owners are kept as stored (their file node's containment, and the
+    // externals they still point at, each once).
+    let mut kept_externals: HashSet<&(NodeKind, String)> = HashSet::default();
+    let mut to_build: Vec<usize> = Vec::new();
     for (file_index, file) in files.iter().enumerate() {
-        let path = file.path.as_str();
-        let mut out = FileOut {
-            file_index,
-            file,
-            path,
-            file_id: String::new(),
-            nodes: Vec::new(),
-            edges: HashSet::default(),
-            sink: Vec::new(),
-        };
-        definitions::file_node(graph_id, &repository_id, &mut out, &mut repo);
         imports::dependencies(file, &repository_id, &mut repo);
-        if !scope.builds(path) {
-            // Kept owners still point at their externals: keep those nodes (each once).
-            for entry in scope.cached_externals.get(path).into_iter().flatten() {
-                if kept_externals.insert(entry) {
-                    repo.external(&entry.1, entry.0, &mut out.sink);
-                }
-            }
+        if scope.builds(&file.path) {
+            to_build.push(file_index);
             continue;
         }
-        definitions::symbols(&index, &mut out);
-        implementations::declared(&index, &mut out, &mut repo);
-        let mut tested = tested_by::Tested::default();
-        calls::edges(&index, &mut out, &mut repo, &mut tested);
-        references::edges(&index, &mut out, &mut tested);
-        tested_by::edges(&index, files, &counterparts, &messages, &mut out, tested);
-        imports::edges(graph_id, &package_modules, &mut out, &mut repo);
-        exports::aliases(graph_id, &index, &mut out);
-        exports::type_aliases(&index, &mut out, &mut repo);
-        strings::nodes(graph_id, &index, &mut out);
-        mentions.sections(graph_id, &index, &mut out);
+        let mut out = FileOut::new(file_index, file);
+        definitions::file_node(graph_id, &repository_id, &mut out, &mut repo);
+        for entry in scope.cached_externals.get(&file.path).into_iter().flatten() {
+            if kept_externals.insert(entry) {
+                repo.external(&entry.1, entry.0, &mut out.sink);
+            }
+        }
+    }
 
-        out.sink.sort();
-        out.sink.dedup();
-        built_externals.insert(path.to_owned(), out.sink);
-        owners.insert(path.to_owned(), (out.nodes, out.edges));
+    // The owners to build, on worker threads: each file's owner reads only the shared
+    // tables, and what a worker adds to the repository owner (externals, containment)
+    // is the same whichever worker adds it, so the merge below gives the answer one
+    // thread would.
+    let workers = if to_build.len() < PARALLEL_MIN_FILES {
+        1
+    } else {
+        scope.threads.clamp(1, to_build.len())
+    };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let built: Vec<(Repo<'_>, Vec<BuiltOwner>)> = if workers == 1 {
+        vec![build_owners(&shared, &to_build, &next)]
+    } else {
+        std::thread::scope(|threads| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| threads.spawn(|| build_owners(&shared, &to_build, &next)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a resolver worker panicked"))
+                .collect()
+        })
+    };
+    let mut owners: BTreeMap<String, OwnerGraph> = BTreeMap::new();
+    let mut built_externals: BTreeMap<String, Vec<(NodeKind, String)>> = BTreeMap::new();
+    for (worker_repo, worker_owners) in built {
+        for (id, node) in worker_repo.nodes {
+            repo.nodes.entry(id).or_insert(node);
+        }
+        repo.edges.extend(worker_repo.edges);
+        for built in worker_owners {
+            built_externals.insert(built.owner.owner.clone(), built.externals);
+            owners.insert(built.owner.owner.clone(), built.owner);
+        }
     }
 
     let mut result: Vec<OwnerGraph> = Vec::with_capacity(owners.len() + 1);
@@ -268,18 +388,7 @@ pub fn build(
         nodes: repo_nodes,
         edges: repo_edges,
     });
-    for (owner, (nodes, edges)) in owners {
-        let mut edges: Vec<Edge> = edges.into_iter().collect();
-        edges.sort_by(|a, b| {
-            (&a.from, &a.to, a.kind, a.line).cmp(&(&b.from, &b.to, b.kind, b.line))
-        });
-        result.push(OwnerGraph {
-            hash: owner_hash(&nodes, &edges),
-            owner,
-            nodes,
-            edges,
-        });
-    }
+    result.extend(owners.into_values());
     tracing::debug!(elapsed = ?started.elapsed(), "owners built");
     implementations::go_implements(&index, files, &mut result);
     tracing::debug!(elapsed = ?started.elapsed(), "implicit interfaces resolved");
