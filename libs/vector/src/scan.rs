@@ -7,11 +7,13 @@
 //! 1. scores every row from its codes, with a bound on how far that score can be from the
 //!    exact one (the residuals of the row's and the query's quantization);
 //! 2. keeps every row whose score plus its bound reaches the `limit`-th best score minus
-//!    its bound: no other row can be in the top `limit`;
-//! 3. scores those rows exactly from their floats and keeps the best `limit` in row order.
+//!    its bound: no other row can be in the top `limit` ([`candidates`]);
+//! 3. scores those rows exactly from their floats and keeps the best `limit` in row order
+//!    ([`best`]).
 //!
 //! The answer is the exact scan's, rows and scores alike (tested against it); only rows
-//! that provably cannot be in it are skipped.
+//! that provably cannot be in it are skipped. Pass 2 needs the floats of a few rows only,
+//! so a store can keep the codes in memory and read those floats where they are stored.
 
 /// Rounding slack added to every bound (the bounds are computed in f32).
 const SLACK: f32 = 1e-4;
@@ -92,26 +94,28 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     total
 }
 
-/// The rows a scan runs over: floats and their codes, row by row.
+/// The rows a scan runs over: their 8-bit codes, row by row, and per row the codes'
+/// scale, residual and the vector's norm. The floats are not needed until pass 2, and
+/// only for the rows pass 1 keeps ([`candidates`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Rows<'a> {
     pub dimension: usize,
-    pub values: &'a [f32],
     pub codes: &'a [i8],
     pub scales: &'a [f32],
     pub residuals: &'a [f32],
     pub norms: &'a [f32],
 }
 
-/// The best `limit` rows by exact dot product with `query`, best first (earlier rows
-/// first among equal scores), as (score, row).
-pub fn nearest(rows: Rows<'_>, query: &[f32], limit: usize) -> Vec<(f32, usize)> {
+/// Pass 1: the rows that can be among the best `limit` by exact dot product with `query`,
+/// in row order. Every other row provably is not: its score from the codes plus its
+/// error bound stays below the `limit`-th best lower bound.
+pub fn candidates(rows: Rows<'_>, query: &[f32], limit: usize) -> Vec<usize> {
     let count = rows.scales.len();
     if limit == 0 || count == 0 || query.len() != rows.dimension {
         return Vec::new();
     }
     let coded = quantize(query);
-    // Pass 1: approximate scores and their bounds. |v·q − v̂·q̂| ≤ |v|·|q − q̂| + |v − v̂|·|q̂|.
+    // Approximate scores and their bounds. |v·q − v̂·q̂| ≤ |v|·|q − q̂| + |v − v̂|·|q̂|.
     let coded_norm = coded.norm + coded.residual;
     let mut approximate: Vec<(f32, f32)> = Vec::with_capacity(count);
     // The best `limit` lower bounds, best first: every row in the answer scores at least
@@ -134,13 +138,30 @@ pub fn nearest(rows: Rows<'_>, query: &[f32], limit: usize) -> Vec<(f32, usize)>
     } else {
         f32::NEG_INFINITY
     };
-    // Pass 2: exact scores for the rows that can still make it, in row order.
+    approximate
+        .iter()
+        .enumerate()
+        .filter(|(_, (score, bound))| score + bound >= floor)
+        .map(|(row, _)| row)
+        .collect()
+}
+
+/// Pass 2: the best `limit` of `rows` (row, its exact values; given in row order) by
+/// exact dot product with `query`, best first (earlier rows first among equal scores),
+/// as (score, row).
+pub fn best<'v>(
+    query: &[f32],
+    limit: usize,
+    rows: impl IntoIterator<Item = (usize, &'v [f32])>,
+) -> Vec<(f32, usize)> {
     let mut best: Vec<(f32, usize)> = Vec::with_capacity(limit + 1);
-    for (row, (score, bound)) in approximate.iter().enumerate() {
-        if score + bound < floor {
+    if limit == 0 {
+        return best;
+    }
+    for (row, values) in rows {
+        if values.len() != query.len() {
             continue;
         }
-        let values = &rows.values[row * rows.dimension..(row + 1) * rows.dimension];
         let exact = dot(values, query);
         if best.len() == limit && best.last().is_some_and(|(worst, _)| exact <= *worst) {
             continue;
@@ -155,6 +176,18 @@ pub fn nearest(rows: Rows<'_>, query: &[f32], limit: usize) -> Vec<(f32, usize)>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both passes over rows whose floats are all at hand.
+    fn nearest(rows: Rows<'_>, values: &[f32], query: &[f32], limit: usize) -> Vec<(f32, usize)> {
+        let d = rows.dimension;
+        best(
+            query,
+            limit,
+            candidates(rows, query, limit)
+                .into_iter()
+                .map(|row| (row, &values[row * d..(row + 1) * d])),
+        )
+    }
 
     /// The definition: every row scored exactly.
     fn full_scan(
@@ -222,7 +255,6 @@ mod tests {
             let norms: Vec<f32> = coded.iter().map(|c| c.norm).collect();
             let rows = Rows {
                 dimension,
-                values: &values,
                 codes: &codes,
                 scales: &scales,
                 residuals: &residuals,
@@ -236,7 +268,7 @@ mod tests {
                 };
                 for limit in [1, 10, 50, count + 3] {
                     assert_eq!(
-                        nearest(rows, &q, limit),
+                        nearest(rows, &values, &q, limit),
                         full_scan(&values, dimension, &q, limit),
                         "dimension {dimension}, query {query}, limit {limit}"
                     );
