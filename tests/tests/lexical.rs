@@ -256,3 +256,62 @@ async fn a_loading_index_answers_unavailable_and_keeps_loading() {
     );
     f.stack.stack.stop().await.unwrap();
 }
+
+/// An index heavier than lexical-ranker's whole cache (`cache_mib`) is still kept once
+/// built (alone, outside the cache): the next request is answered from it instead of
+/// streaming the corpus and building it again, which for a large repository meant every
+/// search waited for a full rebuild. (The cache is 1 MiB and the repository gains 8,000
+/// generated functions, so its index is heavier; the wait is 0, so a request that would
+/// start a load answers `unavailable` at once and a rebuild would show.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_heavier_than_the_cache_is_kept_and_served() {
+    let f = codectx_tests::start_indexed_on(
+        "go",
+        "shop",
+        |checkout| {
+            let mut text = String::from("package store\n");
+            for n in 0..8_000 {
+                text.push_str(&format!(
+                    "\n// Generated{n} returns the number of widgets in bin {n}.\nfunc Generated{n}() int {{ return {n} }}\n"
+                ));
+            }
+            std::fs::write(checkout.join("store/generated.go"), text).unwrap();
+        },
+        |options| codectx::stack::StackOptions {
+            lexical_load_wait_ms: 0,
+            lexical_cache_mib: 1,
+            ..options
+        },
+    )
+    .await;
+    let lexical = LexicalClient::connect(&PeerConfig::single(
+        f.stack.endpoint(ServiceKind::LexicalRanker),
+    ))
+    .unwrap();
+    let began = std::time::Instant::now();
+    let first = loop {
+        match lexical.rank(&f.context, rank("NewServer")).await {
+            Ok(found) => break found,
+            Err(error) if error.kind() == ErrorKind::Unavailable => {
+                assert!(began.elapsed().as_secs() < 30, "never loaded: {error:?}");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(error) => panic!("{error:?}"),
+        }
+    };
+    assert_eq!(first.candidates[0].name, "NewServer");
+    // Every later request, at the version it knows or not, is answered from the index
+    // held: none waits for a load. (Spaced out, so the cache's own housekeeping, which
+    // evicts what exceeds its capacity, has run between them.)
+    for query in ["Generated7", "NewServer", "widgets in bin", "Generated42"] {
+        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        let found = lexical.rank(&f.context, rank(query)).await.unwrap();
+        assert!(!found.candidates.is_empty(), "{query}");
+        let known = pb::RankRequest {
+            corpus_version: first.corpus_version.clone(),
+            ..rank(query)
+        };
+        lexical.rank(&f.context, known).await.unwrap();
+    }
+    f.stack.stack.stop().await.unwrap();
+}
