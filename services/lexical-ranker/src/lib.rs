@@ -90,6 +90,8 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
     let ranker = LexicalRanker {
         graph,
         cache,
+        cache_bytes: config.cache_mib.max(1) * 1024 * 1024,
+        oversize: Arc::new(Mutex::new(None)),
         current: Mutex::new(HashMap::new()),
         load_wait: std::time::Duration::from_millis(config.load_wait_ms),
     };
@@ -109,13 +111,40 @@ struct LexicalRanker {
     graph: GraphClient,
     /// (scope key, corpus version) → index.
     cache: moka::future::Cache<(String, String), Arc<LexicalIndex>>,
+    /// The cache's budget in bytes ([`Config::cache_mib`]).
+    cache_bytes: u64,
+    /// The latest index heavier than the whole budget, which the cache cannot hold:
+    /// kept here, one at a time, so a repository that large is served from memory
+    /// instead of being streamed and built again for every call (with a warning to
+    /// raise `cache_mib`).
+    oversize: Arc<Mutex<Option<((String, String), Arc<LexicalIndex>)>>>,
     /// scope key → the version last served, so a new version evicts the old index.
     current: Mutex<HashMap<String, String>>,
     /// How long a request waits for a load ([`Config::load_wait_ms`]).
     load_wait: std::time::Duration,
 }
 
+/// The scope part of a cache key, for logs (`code:gph_...`, `memory:...`).
+fn key_scope(key: &(String, String)) -> &str {
+    &key.0
+}
+
 impl LexicalRanker {
+    /// The index held for `key`, in the cache or in the oversize slot.
+    async fn held(&self, key: &(String, String)) -> Result<Option<Arc<LexicalIndex>>, Error> {
+        if let Some(index) = self.cache.get(key).await {
+            return Ok(Some(index));
+        }
+        let oversize = self
+            .oversize
+            .lock()
+            .map_err(|_| Error::internal("oversize lock poisoned"))?;
+        Ok(oversize
+            .as_ref()
+            .filter(|(held, _)| held == key)
+            .map(|(_, index)| index.clone()))
+    }
+
     /// The index of the caller's scope at the corpus's current version, or at `known`
     /// (the version the caller knows) when an index of its scope at that version is held:
     /// then without a round trip to graph-hydrator.
@@ -138,7 +167,7 @@ impl LexicalRanker {
         // The scope comes from the verified context: a caller's version only picks among
         // its own scope's indexes.
         if !known.is_empty()
-            && let Some(index) = self.cache.get(&(scope_key.clone(), known.to_owned())).await
+            && let Some(index) = self.held(&(scope_key.clone(), known.to_owned())).await?
         {
             return Ok((index, known.to_owned()));
         }
@@ -160,19 +189,32 @@ impl LexicalRanker {
             current.insert(scope_key.clone(), version.clone())
         };
         if let Some(previous) = previous.filter(|p| *p != version) {
-            self.cache.invalidate(&(scope_key.clone(), previous)).await;
+            let stale = (scope_key.clone(), previous);
+            self.cache.invalidate(&stale).await;
+            let mut oversize = self
+                .oversize
+                .lock()
+                .map_err(|_| Error::internal("oversize lock poisoned"))?;
+            if oversize.as_ref().is_some_and(|(held, _)| *held == stale) {
+                *oversize = None;
+            }
+        }
+        let key = (scope_key, version.clone());
+        if let Some(index) = self.held(&key).await? {
+            return Ok((index, version));
         }
         let graph = self.graph.clone();
         let loader_context = context.clone();
         let cache = self.cache.clone();
-        let key = (scope_key, version.clone());
+        let (oversize, cache_bytes) = (self.oversize.clone(), self.cache_bytes);
+        let loader_key = key.clone();
         // The load runs in a task of its own: a caller that gives up (its deadline passed
         // while a large corpus streams in) does not cancel it, so the index is ready for
         // the next call instead of every call starting over. Concurrent callers share one
         // load (moka coalesces them).
         let load = tokio::spawn(async move {
-            cache
-                .try_get_with(key, async move {
+            let loaded = cache
+                .try_get_with(key.clone(), async move {
                     let mut stream = graph
                         .stream_lexical_corpus(
                             &loader_context,
@@ -209,9 +251,29 @@ impl LexicalRanker {
                     })
                     .await
                     .map_err(|e| Error::internal(format!("index builder: {e}")))?;
+                    tracing::info!(
+                        scope = key_scope(&loader_key),
+                        documents = index.len(),
+                        mib = index.approximate_bytes() / (1024 * 1024),
+                        "lexical index built"
+                    );
                     Ok::<_, Error>(Arc::new(index))
                 })
-                .await
+                .await?;
+            if loaded.approximate_bytes() as u64 > cache_bytes {
+                tracing::warn!(
+                    scope = key_scope(&key),
+                    mib = loaded.approximate_bytes() / (1024 * 1024),
+                    cache_mib = cache_bytes / (1024 * 1024),
+                    "a lexical index is heavier than the whole cache (lexical-ranker cache_mib): \
+                     it is kept alone outside it; raise cache_mib to hold it with the others"
+                );
+                *oversize
+                    .lock()
+                    .map_err(|_| Arc::new(Error::internal("oversize lock poisoned")))? =
+                    Some((key, loaded.clone()));
+            }
+            Ok::<_, Arc<Error>>(loaded)
         });
         // A large corpus (a big repository on a server graph store, the first request
         // after a start or a re-index) can take longer than a tool call may: the caller
