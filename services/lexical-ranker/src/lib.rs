@@ -117,12 +117,18 @@ struct LexicalRanker {
     /// kept here, one at a time, so a repository that large is served from memory
     /// instead of being streamed and built again for every call (with a warning to
     /// raise `cache_mib`).
-    oversize: Arc<Mutex<Option<((String, String), Arc<LexicalIndex>)>>>,
+    oversize: Arc<Mutex<Option<Held>>>,
     /// scope key → the version last served, so a new version evicts the old index.
     current: Mutex<HashMap<String, String>>,
     /// How long a request waits for a load ([`Config::load_wait_ms`]).
     load_wait: std::time::Duration,
 }
+
+/// A cache key: (scope key, corpus version).
+type IndexKey = (String, String);
+
+/// An index held outside the cache, with its key.
+type Held = (IndexKey, Arc<LexicalIndex>);
 
 /// The scope part of a cache key, for logs (`code:gph_...`, `memory:...`).
 fn key_scope(key: &(String, String)) -> &str {
@@ -261,17 +267,20 @@ impl LexicalRanker {
                 })
                 .await?;
             if loaded.approximate_bytes() as u64 > cache_bytes {
-                tracing::warn!(
-                    scope = key_scope(&key),
-                    mib = loaded.approximate_bytes() / (1024 * 1024),
-                    cache_mib = cache_bytes / (1024 * 1024),
-                    "a lexical index is heavier than the whole cache (lexical-ranker cache_mib): \
-                     it is kept alone outside it; raise cache_mib to hold it with the others"
-                );
-                *oversize
+                let mut held = oversize
                     .lock()
-                    .map_err(|_| Arc::new(Error::internal("oversize lock poisoned")))? =
-                    Some((key, loaded.clone()));
+                    .map_err(|_| Arc::new(Error::internal("oversize lock poisoned")))?;
+                // Callers that waited on the same load all land here: warn once.
+                if held.as_ref().is_none_or(|(held, _)| *held != key) {
+                    tracing::warn!(
+                        scope = key_scope(&key),
+                        mib = loaded.approximate_bytes() / (1024 * 1024),
+                        cache_mib = cache_bytes / (1024 * 1024),
+                        "a lexical index is heavier than the whole cache (lexical-ranker cache_mib): \
+                         it is kept alone outside it; raise cache_mib to hold it with the others"
+                    );
+                    *held = Some((key, loaded.clone()));
+                }
             }
             Ok::<_, Arc<Error>>(loaded)
         });
