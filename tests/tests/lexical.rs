@@ -39,6 +39,37 @@ fn rank(query: &str) -> pb::RankRequest {
     }
 }
 
+/// Adds `count` generated functions with a doc line each to the shop fixture's store
+/// package, so its lexical index is large enough for a load to take time.
+fn generate_functions(checkout: &std::path::Path, count: usize, doc: &str) {
+    let mut text = String::from("package store\n");
+    for n in 0..count {
+        text.push_str(&format!(
+            "\n// Generated{n} {doc}.\nfunc Generated{n}() int {{ return {n} }}\n"
+        ));
+    }
+    std::fs::write(checkout.join("store/generated.go"), text).unwrap();
+}
+
+/// Ranks `query` until the scope's index has loaded (`unavailable` until then).
+async fn rank_once_loaded(
+    lexical: &LexicalClient,
+    context: &codectx_tenant::TenantContext,
+    query: &str,
+) -> pb::CandidateList {
+    let began = std::time::Instant::now();
+    loop {
+        match lexical.rank(context, rank(query)).await {
+            Ok(found) => return found,
+            Err(error) if error.kind() == ErrorKind::Unavailable => {
+                assert!(began.elapsed().as_secs() < 30, "never loaded: {error:?}");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(error) => panic!("{error:?}"),
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exact_first_then_bm25_over_the_indexed_graph() {
     let f = start_indexed("go", "shop").await;
@@ -186,15 +217,7 @@ async fn a_loading_index_answers_unavailable_and_keeps_loading() {
     let f = codectx_tests::start_indexed_on(
         "go",
         "shop",
-        |checkout| {
-            let mut text = String::from("package store\n");
-            for n in 0..4_000 {
-                text.push_str(&format!(
-                    "\n// Generated{n} returns its number.\nfunc Generated{n}() int {{ return {n} }}\n"
-                ));
-            }
-            std::fs::write(checkout.join("store/generated.go"), text).unwrap();
-        },
+        |checkout| generate_functions(checkout, 4_000, "returns its number"),
         |options| codectx::stack::StackOptions {
             lexical_load_wait_ms: 0,
             ..options
@@ -222,17 +245,7 @@ async fn a_loading_index_answers_unavailable_and_keeps_loading() {
         loading.message()
     );
     // The load went on: a later request is answered from it.
-    let began = std::time::Instant::now();
-    let found = loop {
-        match lexical.rank(&f.context, rank("NewServer")).await {
-            Ok(found) => break found,
-            Err(error) if error.kind() == ErrorKind::Unavailable => {
-                assert!(began.elapsed().as_secs() < 30, "never loaded: {error:?}");
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-            Err(error) => panic!("{error:?}"),
-        }
-    };
+    let found = rank_once_loaded(&lexical, &f.context, "NewServer").await;
     assert_eq!(found.candidates[0].name, "NewServer");
     // Through the assembler: a tool call during a load is `unavailable`, not a deadline.
     // (The assembler reads the graph's version at most once a second: freshness::TTL.)
@@ -268,15 +281,7 @@ async fn an_index_heavier_than_the_cache_is_kept_and_served() {
     let f = codectx_tests::start_indexed_on(
         "go",
         "shop",
-        |checkout| {
-            let mut text = String::from("package store\n");
-            for n in 0..8_000 {
-                text.push_str(&format!(
-                    "\n// Generated{n} returns the number of widgets in bin {n}.\nfunc Generated{n}() int {{ return {n} }}\n"
-                ));
-            }
-            std::fs::write(checkout.join("store/generated.go"), text).unwrap();
-        },
+        |checkout| generate_functions(checkout, 8_000, "returns the number of widgets in bin"),
         |options| codectx::stack::StackOptions {
             lexical_load_wait_ms: 0,
             lexical_cache_mib: 1,
@@ -288,17 +293,7 @@ async fn an_index_heavier_than_the_cache_is_kept_and_served() {
         f.stack.endpoint(ServiceKind::LexicalRanker),
     ))
     .unwrap();
-    let began = std::time::Instant::now();
-    let first = loop {
-        match lexical.rank(&f.context, rank("NewServer")).await {
-            Ok(found) => break found,
-            Err(error) if error.kind() == ErrorKind::Unavailable => {
-                assert!(began.elapsed().as_secs() < 30, "never loaded: {error:?}");
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-            Err(error) => panic!("{error:?}"),
-        }
-    };
+    let first = rank_once_loaded(&lexical, &f.context, "NewServer").await;
     assert_eq!(first.candidates[0].name, "NewServer");
     // Every later request, at the version it knows or not, is answered from the index
     // held: none waits for a load. (Spaced out, so the cache's own housekeeping, which

@@ -198,19 +198,6 @@ async fn bad_input_is_skipped_and_counted_never_fatal() {
     assert_eq!(file.summary, "not parsed: not valid UTF-8");
 }
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 type Edit = Box<dyn Fn(&std::path::Path)>;
 
 /// Incremental runs rebuild only the owners a change can affect; the graph they leave
@@ -231,8 +218,8 @@ async fn incremental_graph_from_facts_in_memory_equals_a_full_reindex() {
 async fn incremental_equals_full(warm: Option<&codectx_index::Warm>) {
     let repo = tempfile::tempdir().unwrap();
     let root = repo.path();
-    copy_dir(&common::fixture("python"), &root.join("py"));
-    copy_dir(&common::fixture("go"), &root.join("go"));
+    common::copy_dir(&common::fixture("python"), &root.join("py"));
+    common::copy_dir(&common::fixture("go"), &root.join("go"));
     let data = tempfile::tempdir().unwrap();
     let store = SqliteGraphStore::open(&data.path().join("graph.db")).unwrap();
     let first = index_with(&store, &options(root, data.path()), warm)

@@ -1,23 +1,13 @@
 //! The resolver builds file owners on several threads: the graph it returns must be the
 //! one a single thread builds, owner for owner, node for node, edge for edge.
 
+mod common;
+
 use std::fs;
 use std::path::Path;
 
 use codectx_index::{IndexOptions, snapshot};
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
+use common::copy_dir;
 
 fn options(root: &Path, threads: usize) -> IndexOptions {
     IndexOptions {
@@ -39,7 +29,7 @@ fn owners_built_on_several_threads_equal_one_thread() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
     let repo = tempfile::tempdir().unwrap();
     for copy in ["a", "b"] {
-        copy_tree(&fixtures, &repo.path().join(copy));
+        copy_dir(&fixtures, &repo.path().join(copy));
     }
     fs::write(repo.path().join("a/requirements.txt"), "requests==2.31.0\n").unwrap();
     fs::write(repo.path().join("b/requirements.txt"), "requests==1.0.0\n").unwrap();

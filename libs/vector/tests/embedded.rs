@@ -10,18 +10,25 @@ async fn embedded_meets_the_contract() {
     contract::run(&store).await;
 }
 
+/// One tenant's scope and a model's collection of `dimension`.
+fn scope_and_model(model_hash: &str, dimension: u32) -> (VectorScope, CollectionKey) {
+    (
+        VectorScope {
+            tenant_id: "org_a".into(),
+            namespace: "org_a|gph_a".into(),
+        },
+        CollectionKey {
+            model_hash: model_hash.into(),
+            dimension,
+        },
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_writes_survive_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("vectors.db");
-    let scope = VectorScope {
-        tenant_id: "org_a".into(),
-        namespace: "org_a|gph_a".into(),
-    };
-    let model = CollectionKey {
-        model_hash: "ab".into(),
-        dimension: 2,
-    };
+    let (scope, model) = scope_and_model("ab", 2);
     {
         let store = EmbeddedVectorStore::open(&path).unwrap();
         store
@@ -96,14 +103,7 @@ async fn searches_read_the_floats_of_the_vector_as_it_is_now() {
     // process) disturbs neither.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("vectors.db");
-    let scope = VectorScope {
-        tenant_id: "org_a".into(),
-        namespace: "org_a|gph_a".into(),
-    };
-    let model = CollectionKey {
-        model_hash: "cd".into(),
-        dimension: 48,
-    };
+    let (scope, model) = scope_and_model("cd", 48);
     let mut random = Random(0x2545_f491_4f6c_dd1d);
     let mut live: Vec<(String, Vec<f32>)> = (0..600)
         .map(|n| (format!("v{n:04}"), random.unit(48)))

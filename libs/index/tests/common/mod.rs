@@ -283,3 +283,17 @@ pub async fn snapshot(store: &dyn GraphStore, graph: &str) -> Vec<String> {
     lines.sort();
     lines
 }
+
+/// Copies a directory tree (fixtures into a scratch checkout).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
