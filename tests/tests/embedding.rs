@@ -122,6 +122,79 @@ async fn embeds_with_the_real_model() {
     stack.stack.stop().await.unwrap();
 }
 
+/// A query does not wait behind bulk embeddings (a code-vector build sends batches of 64
+/// texts back to back): it is answered between a few texts of them. Four bulk requests
+/// of 64 texts are queued first; a query sent after them comes back before the last of
+/// them (in arrival order it would come last).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_is_answered_before_bulk_work_queued_earlier() {
+    let directory = std::env::var("CODECTX_TEST_MODEL_DIR").unwrap_or_else(|_| {
+        panic!("CODECTX_TEST_MODEL_DIR is not set: run the tests with `make test`")
+    });
+    let stack = start(Some(directory.into())).await;
+    for _ in 0..100 {
+        if serving(&stack).await == ServingStatus::Serving {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let context = stack
+        .stack
+        .verifier
+        .verify(&authorize_dev_on_nothing(&stack).await)
+        .unwrap();
+    let client =
+        EmbeddingClient::connect(&PeerConfig::single(stack.endpoint(ServiceKind::Embedding)))
+            .unwrap();
+    let finished = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut bulk = Vec::new();
+    for request in 0..4 {
+        let (client, context, finished) = (client.clone(), context.clone(), finished.clone());
+        bulk.push(tokio::spawn(async move {
+            let texts: Vec<String> = (0..64)
+                .map(|n| {
+                    format!(
+                        "method {n} of handler {request} parses the request header and routes it"
+                    )
+                })
+                .collect();
+            client
+                .embed(
+                    &context,
+                    EmbedRequest {
+                        texts,
+                        purpose: EmbedPurpose::Entity as i32,
+                    },
+                )
+                .await
+                .unwrap();
+            finished.lock().unwrap().push(format!("bulk {request}"));
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    client
+        .embed(
+            &context,
+            EmbedRequest {
+                texts: vec!["where are request headers parsed".into()],
+                purpose: EmbedPurpose::Query as i32,
+            },
+        )
+        .await
+        .unwrap();
+    finished.lock().unwrap().push("query".into());
+    for handle in bulk {
+        handle.await.unwrap();
+    }
+    let order = finished.lock().unwrap().clone();
+    assert_ne!(order.last().map(String::as_str), Some("query"), "{order:?}");
+    assert!(
+        order.iter().position(|o| o == "query") < Some(3),
+        "the query waited for most bulk requests: {order:?}"
+    );
+    stack.stack.stop().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_model_it_says_why_and_stays_not_serving() {
     let empty = tempfile::tempdir().unwrap();
