@@ -10,7 +10,7 @@ use codectx_proto::embedding::v1::{self as pb, EmbedPurpose, embedding_service_s
 use codectx_tenant::from_request;
 use tonic::{Request, Response, Status};
 
-use crate::{CAPABILITIES, EmbeddingService, MAX_TEXTS, NAME};
+use crate::{CAPABILITIES, EmbeddingService, MAX_TEXTS, NAME, Priority};
 
 #[tonic::async_trait]
 impl embedding_service_server::EmbeddingService for EmbeddingService {
@@ -55,7 +55,7 @@ impl embedding_service_server::EmbeddingService for EmbeddingService {
                 let vector = self
                     .queries
                     .try_get_with(key, async {
-                        let mut vectors = self.run(&sender, vec![text]).await?;
+                        let mut vectors = self.run(&sender, Priority::Query, vec![text]).await?;
                         Ok::<_, Error>(Arc::new(vectors.remove(0)))
                     })
                     .await
@@ -64,7 +64,7 @@ impl embedding_service_server::EmbeddingService for EmbeddingService {
             }
             out
         } else {
-            self.run(&sender, message.texts).await?
+            self.run(&sender, Priority::Bulk, message.texts).await?
         };
         Ok(Response::new(pb::EmbedResponse {
             model: Some(identity_to_proto(&identity)),

@@ -1,7 +1,10 @@
 //! embedding: local sentence embeddings over gRPC. The model loads in the background;
 //! health reports NOT_SERVING until it has, and calls answer UNAVAILABLE with the reason
 //! (missing library or model, broken file) so callers fall back to lexical-only.
-//! Concurrent requests are micro-batched; query embeddings are cached.
+//! Queries come first: they have a queue of their own, concurrent queries are
+//! micro-batched, and a bulk (entity) request is embedded a few texts at a time with the
+//! waiting queries served between them, so a search does not wait for a code-vector
+//! build's batches. Query embeddings are cached.
 
 mod grpc;
 
@@ -96,10 +99,28 @@ impl ModelConfig {
 
 type Job = (Vec<String>, oneshot::Sender<Result<Vec<Vec<f32>>, Error>>);
 
+/// Texts of a bulk request embedded per model call; queries waiting are served between
+/// these calls (a query waits for at most this many texts of a bulk request).
+const BULK_CHUNK: usize = 4;
+
+/// The two queues of the model's worker.
+#[derive(Clone)]
+struct Queues {
+    query: mpsc::Sender<Job>,
+    bulk: mpsc::Sender<Job>,
+}
+
+/// Which queue a request goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Priority {
+    Query,
+    Bulk,
+}
+
 /// Model state: loading, loaded, or failed with the reason.
 enum State {
     Loading,
-    Ready(mpsc::Sender<Job>, codectx_embed::ModelIdentity),
+    Ready(Queues, codectx_embed::ModelIdentity),
     Failed(String),
 }
 
@@ -122,10 +143,11 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
         let next = match loaded {
             Ok(Ok(embedder)) => {
                 let identity = embedder.identity().clone();
-                let (sender, receiver) = mpsc::channel::<Job>(1024);
-                tokio::spawn(batcher(Arc::new(embedder), receiver, max_batch, wait));
+                let (query, queries) = mpsc::channel::<Job>(1024);
+                let (bulk, bulks) = mpsc::channel::<Job>(1024);
+                tokio::spawn(worker(Arc::new(embedder), queries, bulks, max_batch, wait));
                 loading_readiness.set_ready(true);
-                State::Ready(sender, identity)
+                State::Ready(Queues { query, bulk }, identity)
             }
             Ok(Err(error)) => {
                 tracing::error!(%error, "embedding model unavailable; the system runs lexical-only");
@@ -155,55 +177,98 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
     })
 }
 
-/// Collects concurrent requests into one call to the model of at most `max_batch` texts.
-async fn batcher(
+/// The model's worker: queries first (concurrent ones gathered into one call of at most
+/// `max_batch` texts), then bulk requests [`BULK_CHUNK`] texts at a time, serving the
+/// queries that arrived meanwhile between chunks. (Each text is its own inference
+/// anyway, `Embedder::embed`, so chunking costs a bulk request nothing but the hops.)
+async fn worker(
     embedder: Arc<Embedder>,
-    mut receiver: mpsc::Receiver<Job>,
+    mut queries: mpsc::Receiver<Job>,
+    mut bulks: mpsc::Receiver<Job>,
     max_batch: usize,
     wait: Duration,
 ) {
-    while let Some(first) = receiver.recv().await {
-        let mut jobs = vec![first];
-        let mut texts = jobs[0].0.len();
-        let deadline = tokio::time::Instant::now() + wait;
-        while texts < max_batch {
-            match tokio::time::timeout_at(deadline, receiver.recv()).await {
-                Ok(Some(job)) => {
-                    texts += job.0.len();
-                    jobs.push(job);
+    loop {
+        tokio::select! {
+            biased;
+            Some(first) = queries.recv() => {
+                answer_queries(&embedder, first, &mut queries, max_batch, wait).await;
+            }
+            Some((texts, reply)) = bulks.recv() => {
+                let mut vectors = Vec::with_capacity(texts.len());
+                let mut failed = None;
+                for chunk in texts.chunks(BULK_CHUNK) {
+                    while let Ok(first) = queries.try_recv() {
+                        answer_queries(&embedder, first, &mut queries, max_batch, Duration::ZERO).await;
+                    }
+                    match embed(&embedder, chunk.to_vec()).await {
+                        Ok(chunk) => vectors.extend(chunk),
+                        Err(error) => {
+                            failed = Some(error);
+                            break;
+                        }
+                    }
                 }
-                _ => break,
+                let _ = reply.send(failed.map_or(Ok(vectors), Err));
+            }
+            else => return,
+        }
+    }
+}
+
+/// Answers `first` and the queries that arrive within `wait` (at most `max_batch` texts)
+/// with one call to the model.
+async fn answer_queries(
+    embedder: &Arc<Embedder>,
+    first: Job,
+    queries: &mut mpsc::Receiver<Job>,
+    max_batch: usize,
+    wait: Duration,
+) {
+    let mut jobs = vec![first];
+    let mut texts = jobs[0].0.len();
+    let deadline = tokio::time::Instant::now() + wait;
+    while texts < max_batch {
+        match tokio::time::timeout_at(deadline, queries.recv()).await {
+            Ok(Some(job)) => {
+                texts += job.0.len();
+                jobs.push(job);
+            }
+            _ => break,
+        }
+    }
+    let all: Vec<String> = jobs.iter().flat_map(|(t, _)| t.iter().cloned()).collect();
+    match embed(embedder, all).await {
+        Ok(mut vectors) => {
+            for (job_texts, reply) in jobs {
+                let rest = vectors.split_off(job_texts.len());
+                let _ = reply.send(Ok(std::mem::replace(&mut vectors, rest)));
             }
         }
-        let all: Vec<String> = jobs.iter().flat_map(|(t, _)| t.iter().cloned()).collect();
-        let model = embedder.clone();
-        let result = tokio::task::spawn_blocking(move || model.embed(&all))
-            .await
-            .unwrap_or_else(|e| Err(Error::internal(format!("embedding worker: {e}"))));
-        match result {
-            Ok(mut vectors) => {
-                for (job_texts, reply) in jobs {
-                    let rest = vectors.split_off(job_texts.len());
-                    let _ = reply.send(Ok(std::mem::replace(&mut vectors, rest)));
-                }
-            }
-            Err(error) => {
-                for (_, reply) in jobs {
-                    let _ = reply.send(Err(error.clone()));
-                }
+        Err(error) => {
+            for (_, reply) in jobs {
+                let _ = reply.send(Err(error.clone()));
             }
         }
     }
 }
 
+/// One call to the model, off the async threads.
+async fn embed(embedder: &Arc<Embedder>, texts: Vec<String>) -> Result<Vec<Vec<f32>>, Error> {
+    let model = embedder.clone();
+    tokio::task::spawn_blocking(move || model.embed(&texts))
+        .await
+        .unwrap_or_else(|e| Err(Error::internal(format!("embedding worker: {e}"))))
+}
+
 impl EmbeddingService {
-    fn ready(&self) -> Result<(mpsc::Sender<Job>, codectx_embed::ModelIdentity), Error> {
+    fn ready(&self) -> Result<(Queues, codectx_embed::ModelIdentity), Error> {
         let state = self
             .state
             .read()
             .map_err(|_| Error::internal("model state lock poisoned"))?;
         match &*state {
-            State::Ready(sender, identity) => Ok((sender.clone(), identity.clone())),
+            State::Ready(queues, identity) => Ok((queues.clone(), identity.clone())),
             State::Loading => Err(Error::unavailable(
                 "the embedding model is still loading; retry shortly",
             )),
@@ -215,10 +280,15 @@ impl EmbeddingService {
 
     async fn run(
         &self,
-        sender: &mpsc::Sender<Job>,
+        queues: &Queues,
+        priority: Priority,
         texts: Vec<String>,
     ) -> Result<Vec<Vec<f32>>, Error> {
         let (reply, answer) = oneshot::channel();
+        let sender = match priority {
+            Priority::Query => &queues.query,
+            Priority::Bulk => &queues.bulk,
+        };
         sender
             .send((texts, reply))
             .await
