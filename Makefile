@@ -70,13 +70,12 @@ bench-rss: models ## Whole-stack resident memory of codectx up serving the Go st
 	bench/rss/rss.sh $${CARGO_TARGET_DIR:-target}/release/codectx $$(go env GOROOT)/src go-src bench/workloads/go-stdlib.json
 
 .PHONY: bench-synth
-bench-synth: models ## A synthetic 500k-symbol Python repository (bench/synth/generate.py): cold index, its own workload (lexical arm, 32 clients), whole-stack memory under 32 MCP sessions (docs/BENCHMARKS.md)
+bench-synth: models ## A synthetic 500k-symbol Python repository (bench/synth/generate.py): cold index, its own workload (lexical arm: the hybrid one would wait about an hour for 500k code vectors), whole-stack memory under 32 MCP sessions (docs/BENCHMARKS.md)
 	$(CARGO) build --release -q -p codectx --bin codectx
 	rm -rf .codectx-bench/synth && python3 bench/synth/generate.py .codectx-bench/synth --symbols 500000
 	$${CARGO_TARGET_DIR:-target}/release/codectx index --name synth --data .codectx-bench/synth/data .codectx-bench/synth/repo
 	$${CARGO_TARGET_DIR:-target}/release/codectx bench --out .codectx-bench/synth/reports --data .codectx-bench/synth/data \
-	  --workload .codectx-bench/synth/workload.json --repo synth=.codectx-bench/synth/repo --arms lexical --mode call \
-	  --concurrency 32 --duration 30s
+	  --workload .codectx-bench/synth/workload.json --repo synth=.codectx-bench/synth/repo --arms lexical --mode call
 	bench/rss/rss.sh $${CARGO_TARGET_DIR:-target}/release/codectx .codectx-bench/synth/repo synth .codectx-bench/synth/workload.json 32 30 3
 
 .PHONY: bench-profile
