@@ -33,8 +33,9 @@ async fn start(model_directory: Option<std::path::PathBuf>) -> TestStack {
     TestStack { stack, data }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn embeds_with_the_real_model() {
+/// A stack with the embedding service on the real model, once it serves: the caller's
+/// verified context and a client.
+async fn serving_model() -> (TestStack, codectx_tenant::TenantContext, EmbeddingClient) {
     let directory = std::env::var("CODECTX_TEST_MODEL_DIR").unwrap_or_else(|_| {
         panic!("CODECTX_TEST_MODEL_DIR is not set: run the tests with `make test`")
     });
@@ -60,6 +61,12 @@ async fn embeds_with_the_real_model() {
     let client =
         EmbeddingClient::connect(&PeerConfig::single(stack.endpoint(ServiceKind::Embedding)))
             .unwrap();
+    (stack, context, client)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embeds_with_the_real_model() {
+    let (stack, context, client) = serving_model().await;
     let model = client
         .get_model_info(&context, GetModelInfoRequest {})
         .await
@@ -128,24 +135,7 @@ async fn embeds_with_the_real_model() {
 /// them (in arrival order it would come last).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_query_is_answered_before_bulk_work_queued_earlier() {
-    let directory = std::env::var("CODECTX_TEST_MODEL_DIR").unwrap_or_else(|_| {
-        panic!("CODECTX_TEST_MODEL_DIR is not set: run the tests with `make test`")
-    });
-    let stack = start(Some(directory.into())).await;
-    for _ in 0..100 {
-        if serving(&stack).await == ServingStatus::Serving {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let context = stack
-        .stack
-        .verifier
-        .verify(&authorize_dev_on_nothing(&stack).await)
-        .unwrap();
-    let client =
-        EmbeddingClient::connect(&PeerConfig::single(stack.endpoint(ServiceKind::Embedding)))
-            .unwrap();
+    let (stack, context, client) = serving_model().await;
     let finished = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut bulk = Vec::new();
     for request in 0..4 {
