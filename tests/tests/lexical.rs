@@ -239,6 +239,7 @@ async fn a_loading_index_answers_unavailable_and_keeps_loading() {
         .await
         .unwrap_err();
     assert_eq!(loading.kind(), ErrorKind::Unavailable, "{loading:?}");
+    assert_eq!(loading.reason(), "loading", "{loading:?}");
     assert!(
         loading.message().contains("still loading") && loading.message().contains("retry"),
         "{}",
@@ -262,11 +263,34 @@ async fn a_loading_index_answers_unavailable_and_keeps_loading() {
         .await
         .unwrap_err();
     assert_eq!(search.kind(), ErrorKind::Unavailable, "{search:?}");
+    assert_eq!(search.reason(), "loading", "{search:?}");
     assert!(
         search.message().contains("still loading"),
         "{}",
         search.message()
     );
+    // A task that names a symbol the graph resolves is answered during a load: the exact
+    // leg does not need the lexical index, which is named as degraded.
+    append_and_reindex(&f, "\nfunc FlushThird() {}\n").await;
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let answer = assembler
+        .minimal_context(
+            &f.context,
+            codectx_proto::assembler::v1::MinimalContextRequest {
+                task: "add a timeout option to NewServer".into(),
+                max_tokens: 0,
+            },
+        )
+        .await
+        .unwrap();
+    let value: serde_json::Value = serde_json::from_str(&answer.json).unwrap();
+    assert_eq!(value["status"], "ok", "{value}");
+    assert_eq!(
+        value["entries"][0]["qualified_name"],
+        "example.com/shop/server.NewServer"
+    );
+    let degraded = value["provenance"]["degraded"].to_string();
+    assert!(degraded.contains("still loading"), "{value}");
     f.stack.stack.stop().await.unwrap();
 }
 

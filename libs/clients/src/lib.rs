@@ -574,6 +574,38 @@ pub fn api_key_credential(api_key: &str) -> authz::v1::Credential {
 mod tests {
     use super::*;
 
+    /// Counts the calls `attempt` makes while every one answers `status`.
+    fn attempts_for(status: tonic::Status) -> usize {
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let result: Result<(), Error> = runtime.block_on(attempt(true, (), |()| {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let status = status.clone();
+            async move { Err(status) }
+        }));
+        assert!(result.is_err());
+        calls.into_inner()
+    }
+
+    /// A read is sent again when its endpoint failed (a transport status, without codectx
+    /// detail: the balancer ejects the endpoint), but not when a live peer answered that
+    /// what the read needs is still loading: that answer already waited its peer's load
+    /// wait and says when to ask again, and sending it twice more made a 6 s wait into
+    /// 18 s, past the 10 s operation deadline (the agent heard "narrow the request").
+    #[test]
+    fn a_failed_endpoint_is_retried_and_a_loading_answer_is_not() {
+        assert_eq!(
+            attempts_for(tonic::Status::unavailable("tcp connect error")),
+            READ_ATTEMPTS
+        );
+        let loading =
+            Error::unavailable("the lexical index is still loading; retry in a few seconds")
+                .with_reason("loading");
+        assert_eq!(attempts_for(loading.to_status()), 1);
+    }
+
     #[test]
     fn bearers_are_jwts_only_in_jws_shape() {
         let kind = |bearer: &str| bearer_credential(bearer).kind.unwrap();

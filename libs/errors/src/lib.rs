@@ -429,4 +429,21 @@ mod tests {
         let relayed = Error::from_status(&typed.to_status());
         assert_eq!(relayed.for_agent().message(), typed.message());
     }
+
+    /// An index or model still loading is a typed `unavailable` with reason `loading`:
+    /// its message is written for callers (what is loading, when to ask again), so it
+    /// reaches an agent unchanged, across a hop too, instead of the fixed "not available"
+    /// text that backend failures get.
+    #[test]
+    fn a_loading_answer_reaches_the_agent_as_written() {
+        let loading = Error::unavailable(
+            "the lexical index of this repository is still loading; retry in a few seconds",
+        )
+        .with_reason("loading");
+        let relayed = Error::from_status(&loading.to_status());
+        assert_eq!(relayed.kind(), ErrorKind::Unavailable);
+        assert_eq!(relayed.reason(), "loading");
+        assert_eq!(relayed.for_agent(), loading);
+        assert!(!relayed.is_redacted_for_agent());
+    }
 }
