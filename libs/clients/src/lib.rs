@@ -178,7 +178,8 @@ fn configured_endpoint(
 const READ_ATTEMPTS: usize = 3;
 
 /// Sends `call` once, or for idempotent reads up to [`READ_ATTEMPTS`] times while the
-/// answer is UNAVAILABLE (the balancer has ejected the failed endpoint by then).
+/// answer is UNAVAILABLE (the balancer has ejected the failed endpoint by then), except
+/// a peer's own "still loading" answer ([`Error::loading`]), which is returned at once.
 /// Each call is one client span (`otel.kind = client`, named `Client.method`); the
 /// request carries its W3C context, so the peer's server span is its child.
 async fn send<Req, T, F, Fut>(
@@ -230,7 +231,14 @@ where
         };
         match call(this).await {
             Ok(response) => return Ok(response.into_inner()),
-            Err(status) if status.code() == tonic::Code::Unavailable && attempt < attempts => {
+            // A live peer that answered "still loading" already waited for its load and
+            // said when to ask again: sending the request again would wait as long again,
+            // past the caller's deadline. Only a failed endpoint is worth another attempt.
+            Err(status)
+                if status.code() == tonic::Code::Unavailable
+                    && attempt < attempts
+                    && !Error::from_status(&status).is_loading() =>
+            {
                 tracing::debug!(%status, attempt, "peer unavailable; retrying the read");
                 attempt += 1;
                 tracing::Span::current().record("attempts", attempt);

@@ -132,6 +132,10 @@ struct Inner {
     foreign: bool,
 }
 
+/// The reason of an `unavailable` answer whose peer is alive and still loading what the
+/// answer needs ([`Error::loading`]).
+pub const LOADING: &str = "loading";
+
 /// Result alias used across codectx libraries.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -157,6 +161,9 @@ impl Error {
     /// outside codectx (transport errors) keep their kind and reason but get a fixed
     /// message, so no backend text, path or address reaches a tenant. Log the original.
     pub fn for_agent(&self) -> Error {
+        if self.is_loading() && !self.inner.foreign {
+            return self.clone();
+        }
         let message = match self.inner.kind {
             ErrorKind::Internal => {
                 "codectx failed to answer (an internal error); the operators' logs have the details"
@@ -175,10 +182,10 @@ impl Error {
     /// True when the caller-facing form differs from this error (see [`Error::for_agent`]).
     pub fn is_redacted_for_agent(&self) -> bool {
         self.inner.foreign
-            || matches!(
+            || (matches!(
                 self.inner.kind,
                 ErrorKind::Internal | ErrorKind::Unavailable
-            )
+            ) && !self.is_loading())
     }
 
     pub fn invalid_argument(field: &str, message: impl Into<String>) -> Self {
@@ -216,6 +223,20 @@ impl Error {
 
     pub fn unavailable(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Unavailable, message)
+    }
+
+    /// Something this answer needs (an index, a model) is still loading in a live peer,
+    /// which goes on loading: `unavailable` with reason [`LOADING`]. The message says what
+    /// is loading and when to ask again, in words written for callers (no backend text),
+    /// so it reaches agents unchanged; clients do not send the request again (the peer
+    /// already waited), the caller decides.
+    pub fn loading(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Unavailable, message).with_reason(LOADING)
+    }
+
+    /// True for a [`Error::loading`] answer.
+    pub fn is_loading(&self) -> bool {
+        self.inner.kind == ErrorKind::Unavailable && self.inner.reason == LOADING
     }
 
     pub fn internal(message: impl Into<String>) -> Self {

@@ -255,15 +255,22 @@ pub enum FallbackLeg {
     Vector,
     /// The memory notes `minimal_context` adds to code answers.
     MemoryNotes,
+    /// The lexical (BM25) leg of code ranking, while its index loads.
+    Lexical,
 }
 
 impl FallbackLeg {
-    pub const ALL: [FallbackLeg; 2] = [FallbackLeg::Vector, FallbackLeg::MemoryNotes];
+    pub const ALL: [FallbackLeg; 3] = [
+        FallbackLeg::Vector,
+        FallbackLeg::MemoryNotes,
+        FallbackLeg::Lexical,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             FallbackLeg::Vector => "vector",
             FallbackLeg::MemoryNotes => "memory_notes",
+            FallbackLeg::Lexical => "lexical",
         }
     }
 }

@@ -160,11 +160,22 @@ pub async fn ranked_cards(
         (Some(readiness), found)
     };
     let (lexical_result, (readiness, dense_result)) = tokio::join!(lexical_leg, dense_leg);
-    let mut ranked = lexical_result?;
+    // The lexical index still loading (a large corpus, the first read after a start or a
+    // re-index) leaves the other legs to answer, named as degraded; with nothing from
+    // them the caller hears that it is loading (never `not_found`: BM25 did not judge).
+    let (mut ranked, lexical_loading) = match lexical_result {
+        Ok(ranked) => (ranked, None),
+        Err(error) if error.is_loading() => (lexical::CandidateList::default(), Some(error)),
+        Err(error) => return Err(error),
+    };
     ranked.candidates.retain(|c| retrieval.keeps(c.exact));
     let mut out = Ranked::default();
     if let Some(note) = readiness.as_ref().and_then(Readiness::note) {
         out.degraded.push(note);
+    }
+    if let Some(error) = &lexical_loading {
+        codectx_telemetry::record_fallback(codectx_telemetry::FallbackLeg::Lexical);
+        out.degraded.push(format!("name: {}", error.message()));
     }
     let (dense_hits, dense_top): (Vec<(String, f64)>, Option<f64>) = match dense_result {
         Ok(found) => found,
@@ -289,7 +300,10 @@ pub async fn ranked_cards(
             .collect();
         out.cards.push((cards.swap_remove(position), legs));
     }
-    Ok(out)
+    match lexical_loading {
+        Some(error) if out.cards.is_empty() => Err(error),
+        _ => Ok(out),
+    }
 }
 
 /// Whether a query asks about tests (then tests are not put after production code).

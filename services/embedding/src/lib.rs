@@ -269,7 +269,7 @@ impl EmbeddingService {
             .map_err(|_| Error::internal("model state lock poisoned"))?;
         match &*state {
             State::Ready(queues, identity) => Ok((queues.clone(), identity.clone())),
-            State::Loading => Err(Error::unavailable(
+            State::Loading => Err(Error::loading(
                 "the embedding model is still loading; retry shortly",
             )),
             State::Failed(reason) => Err(Error::unavailable(format!(

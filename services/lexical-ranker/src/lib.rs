@@ -290,7 +290,7 @@ impl LexicalRanker {
         let index = tokio::time::timeout(self.load_wait, load)
             .await
             .map_err(|_| {
-                Error::unavailable(format!(
+                Error::loading(format!(
                     "the lexical index of this {} is still loading (a large corpus, first \
                      read after a start or a re-index); retry in a few seconds",
                     match scope {
