@@ -294,6 +294,76 @@ async fn a_loading_index_answers_unavailable_and_keeps_loading() {
     f.stack.stack.stop().await.unwrap();
 }
 
+/// After a re-index, a code call is answered from the previous version's index while the
+/// new one loads (after `stale_wait_ms`, 0 here), marked `stale` with the version it
+/// ranked: a large repository's re-index after every save does not make each search
+/// wait or fail for the whole rebuild. Through the assembler a stale list that finds
+/// nothing is `loading` (retry), never `not_found`: a symbol added by the re-index is
+/// not in it. Once the new index is loaded, it answers, fresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reindexed_repository_is_served_from_the_previous_index_while_the_new_one_loads() {
+    let f = codectx_tests::start_indexed_on(
+        "go",
+        "shop",
+        |checkout| generate_functions(checkout, 4_000, "returns its number"),
+        |options| codectx::stack::StackOptions {
+            lexical_load_wait_ms: 0,
+            lexical_stale_wait_ms: 0,
+            ..options
+        },
+    )
+    .await;
+    let lexical = LexicalClient::connect(&PeerConfig::single(
+        f.stack.endpoint(ServiceKind::LexicalRanker),
+    ))
+    .unwrap();
+    let assembler = codectx_clients::AssemblerClient::connect(&PeerConfig::single(
+        f.stack.endpoint(ServiceKind::ContextAssembler),
+    ))
+    .unwrap();
+    let first = rank_once_loaded(&lexical, &f.context, "NewServer").await;
+    assert!(!first.stale);
+    // The first call after a re-index (the assembler reads the graph's version at most
+    // once a second): the symbol it added is not in the previous index.
+    append_and_reindex(&f, "\nfunc FlushAddedLater() {}\n").await;
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let search = assembler
+        .search(
+            &f.context,
+            codectx_proto::assembler::v1::SearchRequest {
+                query: "FlushAddedLater".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(search.reason(), "loading", "{search:?}");
+    // The new version, once loaded, has it.
+    let began = std::time::Instant::now();
+    let fresh = loop {
+        let found = lexical
+            .rank(&f.context, rank("FlushAddedLater"))
+            .await
+            .unwrap();
+        if !found.stale {
+            break found;
+        }
+        assert_eq!(found.corpus_version, first.corpus_version);
+        assert!(began.elapsed().as_secs() < 30, "never loaded");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_ne!(fresh.corpus_version, first.corpus_version);
+    assert_eq!(fresh.candidates[0].name, "FlushAddedLater");
+    // Another re-index: the first call after it is answered at once from the index just
+    // loaded, marked stale, with that index's version.
+    append_and_reindex(&f, "\nfunc FlushAddedLast() {}\n").await;
+    let during = lexical.rank(&f.context, rank("NewServer")).await.unwrap();
+    assert!(during.stale, "{during:?}");
+    assert_eq!(during.corpus_version, fresh.corpus_version);
+    assert_eq!(during.candidates[0].name, "NewServer");
+    f.stack.stack.stop().await.unwrap();
+}
+
 /// An index heavier than lexical-ranker's whole cache (`cache_mib`) is still kept once
 /// built (alone, outside the cache): the next request is answered from it instead of
 /// streaming the corpus and building it again, which for a large repository meant every

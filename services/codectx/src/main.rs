@@ -222,6 +222,7 @@ async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
         graph: Default::default(),
         vectors: Default::default(),
         lexical_load_wait_ms: codectx_core::limits::INDEX_LOAD_WAIT_SECONDS * 1000,
+        lexical_stale_wait_ms: codectx_lexical_ranker::STALE_WAIT_MS,
         lexical_cache_mib: codectx_lexical_ranker::Config::default().cache_mib,
     })
     .await?;
@@ -309,6 +310,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         graph: args.graph.backend(),
         vectors: Default::default(),
         lexical_load_wait_ms: codectx_core::limits::INDEX_LOAD_WAIT_SECONDS * 1000,
+        lexical_stale_wait_ms: codectx_lexical_ranker::STALE_WAIT_MS,
         lexical_cache_mib: codectx_lexical_ranker::Config::default().cache_mib,
     })
     .await?;

@@ -149,6 +149,9 @@ pub struct StackOptions {
     /// How long a request waits for a lexical index to load before it answers
     /// `unavailable` (lexical-ranker's `load_wait_ms`).
     pub lexical_load_wait_ms: u64,
+    /// How long a code request waits for a new version's lexical index before it is
+    /// answered from the previous one (lexical-ranker's `stale_wait_ms`).
+    pub lexical_stale_wait_ms: u64,
     /// Memory for lexical-ranker's cached indexes, in MiB (its `cache_mib`).
     pub lexical_cache_mib: u64,
 }
@@ -171,6 +174,7 @@ impl StackOptions {
             graph: GraphBackend::Embedded,
             vectors: VectorBackend::Embedded,
             lexical_load_wait_ms: codectx_core::limits::INDEX_LOAD_WAIT_SECONDS * 1000,
+            lexical_stale_wait_ms: codectx_lexical_ranker::STALE_WAIT_MS,
             lexical_cache_mib: codectx_lexical_ranker::Config::default().cache_mib,
         }
     }
@@ -284,6 +288,7 @@ impl Stack {
                             graph_hydrator: peer(ServiceKind::GraphHydrator),
                         },
                         load_wait_ms: options.lexical_load_wait_ms,
+                        stale_wait_ms: options.lexical_stale_wait_ms,
                         cache_mib: options.lexical_cache_mib,
                         ..Default::default()
                     })

@@ -55,6 +55,7 @@ fn candidates(found: Vec<Candidate>, version: String) -> pb::CandidateList {
             })
             .collect(),
         corpus_version: version,
+        stale: false,
     }
 }
 

@@ -48,6 +48,11 @@ pub struct Config {
     /// for the next request. Under the operation deadline, so a caller hears why
     /// instead of a `deadline_exceeded` that tells it to narrow its request.
     pub load_wait_ms: u64,
+    /// How long a code call waits, in milliseconds, for a new version's index when the
+    /// previous version's index is held: past it, the call is answered from the previous
+    /// one, marked `stale`, while the new one loads (a large repository's re-index after
+    /// a save does not make every search wait or fail for the whole rebuild).
+    pub stale_wait_ms: u64,
 }
 
 /// The `[peers]` section: services this one calls.
@@ -66,6 +71,7 @@ impl Default for Config {
             peers: Peers::default(),
             cache_mib: 512,
             load_wait_ms: limits::INDEX_LOAD_WAIT_SECONDS * 1000,
+            stale_wait_ms: STALE_WAIT_MS,
         }
     }
 }
@@ -77,6 +83,11 @@ impl Default for Peers {
         }
     }
 }
+
+/// [`Config::stale_wait_ms`] by default: a small repository's new index (the Python
+/// standard library's in about 2 s here; most in well under a second) is usually ready
+/// within it, so answers stay fresh; a large one's is not waited for.
+pub const STALE_WAIT_MS: u64 = 1_000;
 
 /// Builds the service; it is ready at once (indexes load on first use).
 pub async fn build(config: Config) -> Result<BuiltService, Error> {

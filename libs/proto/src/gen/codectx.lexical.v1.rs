@@ -61,6 +61,12 @@ pub struct CandidateList {
     /// Version stamp of the corpus the candidates came from.
     #[prost(string, tag = "2")]
     pub corpus_version: ::prost::alloc::string::String,
+    /// True when a newer version of the code corpus exists and is still loading: the
+    /// candidates came from the previous version's index (corpus_version names it). Ids it
+    /// has that the graph no longer has are dropped at hydration; symbols added since are
+    /// missing, so an empty or weak list is no evidence that nothing matches.
+    #[prost(bool, tag = "3")]
+    pub stale: bool,
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct InvalidateScopeRequest {
