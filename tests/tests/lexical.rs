@@ -207,11 +207,11 @@ async fn scope_comes_from_the_context_only() {
 }
 
 /// A request that finds its scope's index still loading (a large corpus, the first read
-/// after a start or a re-index) is told so, as `unavailable` with when to ask again, and
-/// the load goes on so a later request is answered; through the assembler the agent
-/// hears the same instead of a `deadline_exceeded` that tells it to narrow its request.
-/// (The wait is 0 here, and the repository gains 4,000 generated functions, so that
-/// every load outlasts it.)
+/// after a start) is told so, as `unavailable` with reason `loading` and when to ask
+/// again, and the load goes on so a later request is answered; through the assembler the
+/// agent hears the same instead of a `deadline_exceeded` that tells it to narrow its
+/// request. (The wait is 0 here, and the repository gains 4,000 generated functions, so
+/// that every load outlasts it.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_loading_index_answers_unavailable_and_keeps_loading() {
     let f = codectx_tests::start_indexed_on(
@@ -232,26 +232,7 @@ async fn a_loading_index_answers_unavailable_and_keeps_loading() {
         f.stack.endpoint(ServiceKind::ContextAssembler),
     ))
     .unwrap();
-    // A re-index gives the corpus a new version, so the next request starts a load.
-    append_and_reindex(&f, "\nfunc FlushFirst() {}\n").await;
-    let loading = lexical
-        .rank(&f.context, rank("NewServer"))
-        .await
-        .unwrap_err();
-    assert_eq!(loading.kind(), ErrorKind::Unavailable, "{loading:?}");
-    assert_eq!(loading.reason(), "loading", "{loading:?}");
-    assert!(
-        loading.message().contains("still loading") && loading.message().contains("retry"),
-        "{}",
-        loading.message()
-    );
-    // The load went on: a later request is answered from it.
-    let found = rank_once_loaded(&lexical, &f.context, "NewServer").await;
-    assert_eq!(found.candidates[0].name, "NewServer");
-    // Through the assembler: a tool call during a load is `unavailable`, not a deadline.
-    // (The assembler reads the graph's version at most once a second: freshness::TTL.)
-    append_and_reindex(&f, "\nfunc FlushSecond() {}\n").await;
-    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    // The first request after the start: nothing is held, so a load starts.
     let search = assembler
         .search(
             &f.context,
@@ -265,32 +246,13 @@ async fn a_loading_index_answers_unavailable_and_keeps_loading() {
     assert_eq!(search.kind(), ErrorKind::Unavailable, "{search:?}");
     assert_eq!(search.reason(), "loading", "{search:?}");
     assert!(
-        search.message().contains("still loading"),
+        search.message().contains("still loading") && search.message().contains("retry"),
         "{}",
         search.message()
     );
-    // A task that names a symbol the graph resolves is answered during a load: the exact
-    // leg does not need the lexical index, which is named as degraded.
-    append_and_reindex(&f, "\nfunc FlushThird() {}\n").await;
-    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
-    let answer = assembler
-        .minimal_context(
-            &f.context,
-            codectx_proto::assembler::v1::MinimalContextRequest {
-                task: "add a timeout option to NewServer".into(),
-                max_tokens: 0,
-            },
-        )
-        .await
-        .unwrap();
-    let value: serde_json::Value = serde_json::from_str(&answer.json).unwrap();
-    assert_eq!(value["status"], "ok", "{value}");
-    assert_eq!(
-        value["entries"][0]["qualified_name"],
-        "example.com/shop/server.NewServer"
-    );
-    let degraded = value["provenance"]["degraded"].to_string();
-    assert!(degraded.contains("still loading"), "{value}");
+    // The load went on: a later request is answered from it.
+    let found = rank_once_loaded(&lexical, &f.context, "NewServer").await;
+    assert_eq!(found.candidates[0].name, "NewServer");
     f.stack.stack.stop().await.unwrap();
 }
 
@@ -321,6 +283,27 @@ async fn a_reindexed_repository_is_served_from_the_previous_index_while_the_new_
         f.stack.endpoint(ServiceKind::ContextAssembler),
     ))
     .unwrap();
+    // The first request after the start finds nothing held: a task that names a symbol
+    // the graph resolves is answered all the same (the exact leg does not need the
+    // lexical index, which is named as degraded).
+    let answer = assembler
+        .minimal_context(
+            &f.context,
+            codectx_proto::assembler::v1::MinimalContextRequest {
+                task: "add a timeout option to NewServer".into(),
+                max_tokens: 0,
+            },
+        )
+        .await
+        .unwrap();
+    let value: serde_json::Value = serde_json::from_str(&answer.json).unwrap();
+    assert_eq!(value["status"], "ok", "{value}");
+    assert_eq!(
+        value["entries"][0]["qualified_name"],
+        "example.com/shop/server.NewServer"
+    );
+    let degraded = value["provenance"]["degraded"].to_string();
+    assert!(degraded.contains("still loading"), "{value}");
     let first = rank_once_loaded(&lexical, &f.context, "NewServer").await;
     assert!(!first.stale);
     // The first call after a re-index (the assembler reads the graph's version at most

@@ -177,6 +177,23 @@ pub async fn ranked_cards(
         codectx_telemetry::record_fallback(codectx_telemetry::FallbackLeg::Lexical);
         out.degraded.push(format!("name: {}", error.message()));
     }
+    // Ranked with the previous version's index while the new one loads: its hits stand
+    // (hydration drops what the graph no longer has), but symbols added since are not
+    // in it, so finding nothing is no evidence.
+    let lexical_loading = match lexical_loading {
+        None if ranked.stale => {
+            out.degraded.push(format!(
+                "name: ranked with the previous version's lexical index ({}) while the new \
+                 one loads",
+                ranked.corpus_version
+            ));
+            Some(Error::loading(
+                "the lexical index of this repository is loading its new version (after a \
+                 re-index); retry in a few seconds",
+            ))
+        }
+        other => other,
+    };
     let (dense_hits, dense_top): (Vec<(String, f64)>, Option<f64>) = match dense_result {
         Ok(found) => found,
         Err(error) => {

@@ -9,7 +9,7 @@ use codectx_proto::lexical::v1::{self as pb, ScopeKind, lexical_ranker_service_s
 use codectx_tenant::from_request;
 use tonic::{Request, Response, Status};
 
-use crate::{CAPABILITIES, LexicalRanker, NAME};
+use crate::{CAPABILITIES, LexicalRanker, NAME, Served};
 
 fn scope_kind(value: i32) -> Result<ScopeKind, Error> {
     match ScopeKind::try_from(value) {
@@ -41,7 +41,7 @@ fn matched_field(matched: Match) -> pb::MatchedField {
     }
 }
 
-fn candidates(found: Vec<Candidate>, version: String) -> pb::CandidateList {
+fn candidates(found: Vec<Candidate>, served: &Served) -> pb::CandidateList {
     pb::CandidateList {
         candidates: found
             .into_iter()
@@ -54,8 +54,8 @@ fn candidates(found: Vec<Candidate>, version: String) -> pb::CandidateList {
                 exact: c.matched.is_exact(),
             })
             .collect(),
-        corpus_version: version,
-        stale: false,
+        corpus_version: served.version.clone(),
+        stale: served.stale,
     }
 }
 
@@ -90,7 +90,7 @@ impl lexical_ranker_service_server::LexicalRankerService for LexicalRanker {
         let context = from_request(&request)?;
         let message = request.into_inner();
         check_query(&message.query)?;
-        let (index, version) = self
+        let served = self
             .index(
                 &context,
                 scope_kind(message.scope)?,
@@ -98,8 +98,10 @@ impl lexical_ranker_service_server::LexicalRankerService for LexicalRanker {
             )
             .await?;
         Ok(Response::new(candidates(
-            index.exact(&message.query, limit(message.limit), &[]),
-            version,
+            served
+                .index
+                .exact(&message.query, limit(message.limit), &[]),
+            &served,
         )))
     }
 
@@ -111,7 +113,7 @@ impl lexical_ranker_service_server::LexicalRankerService for LexicalRanker {
         let message = request.into_inner();
         check_query(&message.query)?;
         let kinds = limits::normalize_kinds(message.kinds)?;
-        let (index, version) = self
+        let served = self
             .index(
                 &context,
                 scope_kind(message.scope)?,
@@ -119,13 +121,13 @@ impl lexical_ranker_service_server::LexicalRankerService for LexicalRanker {
             )
             .await?;
         Ok(Response::new(candidates(
-            index.rank_filtered(
+            served.index.rank_filtered(
                 &message.query,
                 limit(message.limit),
                 &kinds,
                 message.production_only,
             ),
-            version,
+            &served,
         )))
     }
 
@@ -143,6 +145,10 @@ impl lexical_ranker_service_server::LexicalRankerService for LexicalRanker {
             .current
             .lock()
             .map_err(|_| Error::internal("version map lock poisoned"))?
+            .remove(&scope_key);
+        self.previous
+            .lock()
+            .map_err(|_| Error::internal("previous index lock poisoned"))?
             .remove(&scope_key);
         if let Some(version) = version {
             self.cache.invalidate(&(scope_key, version)).await;

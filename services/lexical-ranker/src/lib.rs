@@ -104,7 +104,9 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
         cache_bytes: config.cache_mib.max(1) * 1024 * 1024,
         oversize: Arc::new(Mutex::new(None)),
         current: Mutex::new(HashMap::new()),
+        previous: Arc::new(Mutex::new(HashMap::new())),
         load_wait: std::time::Duration::from_millis(config.load_wait_ms),
+        stale_wait: std::time::Duration::from_millis(config.stale_wait_ms),
     };
     Ok(BuiltService {
         name: NAME,
@@ -131,8 +133,33 @@ struct LexicalRanker {
     oversize: Arc<Mutex<Option<Held>>>,
     /// scope key → the version last served, so a new version evicts the old index.
     current: Mutex<HashMap<String, String>>,
+    /// Code scope key → the previous version's index, held while a newer version loads
+    /// and answered from (marked stale) past [`Config::stale_wait_ms`]; dropped once the
+    /// newer index is in.
+    previous: Arc<Mutex<HashMap<String, Held>>>,
     /// How long a request waits for a load ([`Config::load_wait_ms`]).
     load_wait: std::time::Duration,
+    /// How long a code request waits for a new version's load when the previous
+    /// version's index is held ([`Config::stale_wait_ms`]).
+    stale_wait: std::time::Duration,
+}
+
+/// An index to answer from: its version, and whether a newer version is loading (then
+/// the index is the previous version's).
+pub(crate) struct Served {
+    pub index: Arc<LexicalIndex>,
+    pub version: String,
+    pub stale: bool,
+}
+
+impl Served {
+    fn fresh(index: Arc<LexicalIndex>, version: String) -> Self {
+        Self {
+            index,
+            version,
+            stale: false,
+        }
+    }
 }
 
 /// A cache key: (scope key, corpus version).
@@ -164,13 +191,15 @@ impl LexicalRanker {
 
     /// The index of the caller's scope at the corpus's current version, or at `known`
     /// (the version the caller knows) when an index of its scope at that version is held:
-    /// then without a round trip to graph-hydrator.
-    async fn index(
+    /// then without a round trip to graph-hydrator. A code scope whose new version is
+    /// still loading past [`Config::stale_wait_ms`] is answered from the previous
+    /// version's index when it is held ([`Served::stale`]).
+    pub(crate) async fn index(
         &self,
         context: &TenantContext,
         scope: ScopeKind,
         known: &str,
-    ) -> Result<(Arc<LexicalIndex>, String), Error> {
+    ) -> Result<Served, Error> {
         let scope_key = match scope {
             ScopeKind::Memory => {
                 context.require_scope(Scope::ReadMemory)?;
@@ -186,7 +215,7 @@ impl LexicalRanker {
         if !known.is_empty()
             && let Some(index) = self.held(&(scope_key.clone(), known.to_owned())).await?
         {
-            return Ok((index, known.to_owned()));
+            return Ok(Served::fresh(index, known.to_owned()));
         }
         let version = self
             .graph
@@ -207,6 +236,16 @@ impl LexicalRanker {
         };
         if let Some(previous) = previous.filter(|p| *p != version) {
             let stale = (scope_key.clone(), previous);
+            // A code scope keeps the previous index to answer from while the new one
+            // loads (when two re-indexes come quickly, the last index loaded stays).
+            if scope != ScopeKind::Memory
+                && let Some(index) = self.held(&stale).await?
+            {
+                self.previous
+                    .lock()
+                    .map_err(|_| Error::internal("previous index lock poisoned"))?
+                    .insert(scope_key.clone(), (stale.clone(), index));
+            }
             self.cache.invalidate(&stale).await;
             let mut oversize = self
                 .oversize
@@ -218,13 +257,22 @@ impl LexicalRanker {
         }
         let key = (scope_key, version.clone());
         if let Some(index) = self.held(&key).await? {
-            return Ok((index, version));
+            self.drop_previous(&key)?;
+            return Ok(Served::fresh(index, version));
         }
+        let fallback = self
+            .previous
+            .lock()
+            .map_err(|_| Error::internal("previous index lock poisoned"))?
+            .get(&key.0)
+            .cloned();
         let graph = self.graph.clone();
         let loader_context = context.clone();
         let cache = self.cache.clone();
         let (oversize, cache_bytes) = (self.oversize.clone(), self.cache_bytes);
+        let previous = self.previous.clone();
         let loader_key = key.clone();
+        let loaded_key = key.clone();
         // The load runs in a task of its own: a caller that gives up (its deadline passed
         // while a large corpus streams in) does not cancel it, so the index is ready for
         // the next call instead of every call starting over. Concurrent callers share one
@@ -293,25 +341,63 @@ impl LexicalRanker {
                     *held = Some((key, loaded.clone()));
                 }
             }
+            // The new index is in: the previous one is no longer answered from.
+            drop_previous(&previous, &loaded_key).map_err(Arc::new)?;
             Ok::<_, Arc<Error>>(loaded)
         });
-        // A large corpus (a big repository on a server graph store, the first request
-        // after a start or a re-index) can take longer than a tool call may: the caller
-        // hears that the index is loading and when to ask again, while the load goes on.
-        let index = tokio::time::timeout(self.load_wait, load)
-            .await
-            .map_err(|_| {
-                Error::loading(format!(
+        // With the previous version's index held, a code call waits only
+        // `stale_wait_ms` for the new one, then is answered from the previous (its ids
+        // that the graph no longer has are dropped at hydration).
+        let wait = if fallback.is_some() {
+            self.stale_wait
+        } else {
+            self.load_wait
+        };
+        let index = match tokio::time::timeout(wait, load).await {
+            Ok(joined) => joined
+                .map_err(|e| Error::internal(format!("corpus loader: {e}")))?
+                .map_err(|e: Arc<Error>| (*e).clone())?,
+            Err(_) => {
+                if let Some(((_, previous_version), index)) = fallback {
+                    return Ok(Served {
+                        index,
+                        version: previous_version,
+                        stale: true,
+                    });
+                }
+                // A large corpus (a big repository on a server graph store, the first
+                // request after a start) can take longer than a tool call may: the caller
+                // hears that the index is loading and when to ask again, while the load
+                // goes on.
+                return Err(Error::loading(format!(
                     "the lexical index of this {} is still loading (a large corpus, first \
                      read after a start or a re-index); retry in a few seconds",
                     match scope {
                         ScopeKind::Memory => "memory namespace",
                         _ => "repository",
                     }
-                ))
-            })?
-            .map_err(|e| Error::internal(format!("corpus loader: {e}")))?
-            .map_err(|e: Arc<Error>| (*e).clone())?;
-        Ok((index, version))
+                )));
+            }
+        };
+        Ok(Served::fresh(index, version))
     }
+
+    /// Forgets the previous index of `key`'s scope once `key`'s index is in.
+    fn drop_previous(&self, key: &IndexKey) -> Result<(), Error> {
+        drop_previous(&self.previous, key)
+    }
+}
+
+/// Forgets the previous index of `key`'s scope, unless it is `key`'s own.
+fn drop_previous(previous: &Mutex<HashMap<String, Held>>, key: &IndexKey) -> Result<(), Error> {
+    let mut previous = previous
+        .lock()
+        .map_err(|_| Error::internal("previous index lock poisoned"))?;
+    if previous
+        .get(&key.0)
+        .is_some_and(|(held, _)| held.1 != key.1)
+    {
+        previous.remove(&key.0);
+    }
+    Ok(())
 }
