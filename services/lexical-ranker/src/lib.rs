@@ -48,9 +48,9 @@ pub struct Config {
     /// for the next request. Under the operation deadline, so a caller hears why
     /// instead of a `deadline_exceeded` that tells it to narrow its request.
     pub load_wait_ms: u64,
-    /// How long a code call waits, in milliseconds, for a new version's index when the
-    /// previous version's index is held: past it, the call is answered from the previous
-    /// one, marked `stale`, while the new one loads (a large repository's re-index after
+    /// How long, in milliseconds from when a new version is first seen, code calls wait
+    /// for its index when the previous version's index is held: past it, they are
+    /// answered from the previous one, marked `stale`, while the new one loads (a large repository's re-index after
     /// a save does not make every search wait or fail for the whole rebuild).
     pub stale_wait_ms: u64,
 }
@@ -135,8 +135,8 @@ struct LexicalRanker {
     current: Mutex<HashMap<String, String>>,
     /// Code scope key → the previous version's index, held while a newer version loads
     /// and answered from (marked stale) past [`Config::stale_wait_ms`]; dropped once the
-    /// newer index is in.
-    previous: Arc<Mutex<HashMap<String, Held>>>,
+    /// newer index is in; with when the newer version was first seen.
+    previous: Arc<Mutex<HashMap<String, Previous>>>,
     /// How long a request waits for a load ([`Config::load_wait_ms`]).
     load_wait: std::time::Duration,
     /// How long a code request waits for a new version's load when the previous
@@ -167,6 +167,9 @@ type IndexKey = (String, String);
 
 /// An index held outside the cache, with its key.
 type Held = (IndexKey, Arc<LexicalIndex>);
+
+/// A previous version's index, and when the version after it was first seen.
+type Previous = (Held, std::time::Instant);
 
 /// The scope part of a cache key, for logs (`code:gph_...`, `memory:...`).
 fn key_scope(key: &(String, String)) -> &str {
@@ -244,7 +247,10 @@ impl LexicalRanker {
                 self.previous
                     .lock()
                     .map_err(|_| Error::internal("previous index lock poisoned"))?
-                    .insert(scope_key.clone(), (stale.clone(), index));
+                    .insert(
+                        scope_key.clone(),
+                        ((stale.clone(), index), std::time::Instant::now()),
+                    );
             }
             self.cache.invalidate(&stale).await;
             let mut oversize = self
@@ -345,20 +351,21 @@ impl LexicalRanker {
             drop_previous(&previous, &loaded_key).map_err(Arc::new)?;
             Ok::<_, Arc<Error>>(loaded)
         });
-        // With the previous version's index held, a code call waits only
-        // `stale_wait_ms` for the new one, then is answered from the previous (its ids
-        // that the graph no longer has are dropped at hydration).
-        let wait = if fallback.is_some() {
-            self.stale_wait
-        } else {
-            self.load_wait
+        // With the previous version's index held, a code call waits for the new one
+        // until `stale_wait_ms` after the new version was first seen, then is answered
+        // from the previous (its ids that the graph no longer has are dropped at
+        // hydration): a small repository's calls get the new index, and during a large
+        // one's rebuild only the first calls wait.
+        let wait = match &fallback {
+            Some((_, since)) => self.stale_wait.saturating_sub(since.elapsed()),
+            None => self.load_wait,
         };
         let index = match tokio::time::timeout(wait, load).await {
             Ok(joined) => joined
                 .map_err(|e| Error::internal(format!("corpus loader: {e}")))?
                 .map_err(|e: Arc<Error>| (*e).clone())?,
             Err(_) => {
-                if let Some(((_, previous_version), index)) = fallback {
+                if let Some((((_, previous_version), index), _)) = fallback {
                     return Ok(Served {
                         index,
                         version: previous_version,
@@ -389,13 +396,13 @@ impl LexicalRanker {
 }
 
 /// Forgets the previous index of `key`'s scope, unless it is `key`'s own.
-fn drop_previous(previous: &Mutex<HashMap<String, Held>>, key: &IndexKey) -> Result<(), Error> {
+fn drop_previous(previous: &Mutex<HashMap<String, Previous>>, key: &IndexKey) -> Result<(), Error> {
     let mut previous = previous
         .lock()
         .map_err(|_| Error::internal("previous index lock poisoned"))?;
     if previous
         .get(&key.0)
-        .is_some_and(|(held, _)| held.1 != key.1)
+        .is_some_and(|((held, _), _)| held.1 != key.1)
     {
         previous.remove(&key.0);
     }
