@@ -103,7 +103,7 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
         cache,
         cache_bytes: config.cache_mib.max(1) * 1024 * 1024,
         oversize: Arc::new(Mutex::new(None)),
-        current: Mutex::new(HashMap::new()),
+        current: Arc::new(Mutex::new(HashMap::new())),
         previous: Arc::new(Mutex::new(HashMap::new())),
         load_wait: std::time::Duration::from_millis(config.load_wait_ms),
         stale_wait: std::time::Duration::from_millis(config.stale_wait_ms),
@@ -132,7 +132,7 @@ struct LexicalRanker {
     /// raise `cache_mib`).
     oversize: Arc<Mutex<Option<Held>>>,
     /// scope key → the version last served, so a new version evicts the old index.
-    current: Mutex<HashMap<String, String>>,
+    current: Arc<Mutex<HashMap<String, String>>>,
     /// Code scope key → the previous version's index, held while a newer version loads
     /// and answered from (marked stale) past [`Config::stale_wait_ms`]; dropped once the
     /// newer index is in; with when the newer version was first seen.
@@ -276,7 +276,7 @@ impl LexicalRanker {
         let loader_context = context.clone();
         let cache = self.cache.clone();
         let (oversize, cache_bytes) = (self.oversize.clone(), self.cache_bytes);
-        let previous = self.previous.clone();
+        let (previous, current) = (self.previous.clone(), self.current.clone());
         let loader_key = key.clone();
         let loaded_key = key.clone();
         // The load runs in a task of its own: a caller that gives up (its deadline passed
@@ -347,8 +347,28 @@ impl LexicalRanker {
                     *held = Some((key, loaded.clone()));
                 }
             }
-            // The new index is in: the previous one is no longer answered from.
-            drop_previous(&previous, &loaded_key).map_err(Arc::new)?;
+            // The new index is in: the previous one is no longer answered from. Unless a
+            // newer version was seen while this one loaded: then this one is the newest
+            // index there is, and is answered from while that one loads.
+            let newest = current
+                .lock()
+                .map_err(|_| Arc::new(Error::internal("version map lock poisoned")))?
+                .get(&loaded_key.0)
+                .is_none_or(|version| *version == loaded_key.1);
+            if newest || scope == ScopeKind::Memory {
+                drop_previous(&previous, &loaded_key).map_err(Arc::new)?;
+            } else {
+                let mut previous = previous
+                    .lock()
+                    .map_err(|_| Arc::new(Error::internal("previous index lock poisoned")))?;
+                let since = previous
+                    .get(&loaded_key.0)
+                    .map_or_else(std::time::Instant::now, |(_, since)| *since);
+                previous.insert(
+                    loaded_key.0.clone(),
+                    ((loaded_key.clone(), loaded.clone()), since),
+                );
+            }
             Ok::<_, Arc<Error>>(loaded)
         });
         // With the previous version's index held, a code call waits for the new one
