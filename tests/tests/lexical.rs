@@ -206,20 +206,27 @@ async fn scope_comes_from_the_context_only() {
     f.stack.stack.stop().await.unwrap();
 }
 
-/// A request that finds its scope's index still loading (a large corpus, the first read
-/// after a start) is told so, as `unavailable` with reason `loading` and when to ask
-/// again, and the load goes on so a later request is answered; through the assembler the
-/// agent hears the same instead of a `deadline_exceeded` that tells it to narrow its
-/// request. (The wait is 0 here, and the repository gains 4,000 generated functions, so
-/// that every load outlasts it.)
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_loading_index_answers_unavailable_and_keeps_loading() {
+/// The shop fixture with 4,000 generated functions (so that every lexical load outlasts
+/// a wait of 0), lexical-ranker waiting 0 for a load (and for a new version's index when
+/// `stale_now`), and clients of lexical-ranker and the assembler.
+async fn start_loading(
+    stale_now: bool,
+) -> (
+    codectx_tests::IndexedStack,
+    LexicalClient,
+    codectx_clients::AssemblerClient,
+) {
     let f = codectx_tests::start_indexed_on(
         "go",
         "shop",
         |checkout| generate_functions(checkout, 4_000, "returns its number"),
         |options| codectx::stack::StackOptions {
             lexical_load_wait_ms: 0,
+            lexical_stale_wait_ms: if stale_now {
+                0
+            } else {
+                options.lexical_stale_wait_ms
+            },
             ..options
         },
     )
@@ -232,17 +239,38 @@ async fn a_loading_index_answers_unavailable_and_keeps_loading() {
         f.stack.endpoint(ServiceKind::ContextAssembler),
     ))
     .unwrap();
-    // The first request after the start: nothing is held, so a load starts.
-    let search = assembler
+    (f, lexical, assembler)
+}
+
+/// The assembler's `search` for `query`, which must fail.
+async fn search_error(
+    assembler: &codectx_clients::AssemblerClient,
+    f: &codectx_tests::IndexedStack,
+    query: &str,
+) -> codectx_errors::Error {
+    assembler
         .search(
             &f.context,
             codectx_proto::assembler::v1::SearchRequest {
-                query: "NewServer".into(),
+                query: query.into(),
                 ..Default::default()
             },
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+}
+
+/// A request that finds its scope's index still loading (a large corpus, the first read
+/// after a start) is told so, as `unavailable` with reason `loading` and when to ask
+/// again, and the load goes on so a later request is answered; through the assembler the
+/// agent hears the same instead of a `deadline_exceeded` that tells it to narrow its
+/// request. (The wait is 0 here, and the repository gains 4,000 generated functions, so
+/// that every load outlasts it.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loading_index_answers_unavailable_and_keeps_loading() {
+    let (f, lexical, assembler) = start_loading(false).await;
+    // The first request after the start: nothing is held, so a load starts.
+    let search = search_error(&assembler, &f, "NewServer").await;
     assert_eq!(search.kind(), ErrorKind::Unavailable, "{search:?}");
     assert_eq!(search.reason(), "loading", "{search:?}");
     assert!(
@@ -264,25 +292,7 @@ async fn a_loading_index_answers_unavailable_and_keeps_loading() {
 /// not in it. Once the new index is loaded, it answers, fresh.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reindexed_repository_is_served_from_the_previous_index_while_the_new_one_loads() {
-    let f = codectx_tests::start_indexed_on(
-        "go",
-        "shop",
-        |checkout| generate_functions(checkout, 4_000, "returns its number"),
-        |options| codectx::stack::StackOptions {
-            lexical_load_wait_ms: 0,
-            lexical_stale_wait_ms: 0,
-            ..options
-        },
-    )
-    .await;
-    let lexical = LexicalClient::connect(&PeerConfig::single(
-        f.stack.endpoint(ServiceKind::LexicalRanker),
-    ))
-    .unwrap();
-    let assembler = codectx_clients::AssemblerClient::connect(&PeerConfig::single(
-        f.stack.endpoint(ServiceKind::ContextAssembler),
-    ))
-    .unwrap();
+    let (f, lexical, assembler) = start_loading(true).await;
     // The first request after the start finds nothing held: a task that names a symbol
     // the graph resolves is answered all the same (the exact leg does not need the
     // lexical index, which is named as degraded).
@@ -310,16 +320,7 @@ async fn a_reindexed_repository_is_served_from_the_previous_index_while_the_new_
     // once a second): the symbol it added is not in the previous index.
     append_and_reindex(&f, "\nfunc FlushAddedLater() {}\n").await;
     tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
-    let search = assembler
-        .search(
-            &f.context,
-            codectx_proto::assembler::v1::SearchRequest {
-                query: "FlushAddedLater".into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap_err();
+    let search = search_error(&assembler, &f, "FlushAddedLater").await;
     assert_eq!(search.reason(), "loading", "{search:?}");
     // The new version, once loaded, has it.
     let began = std::time::Instant::now();
