@@ -146,10 +146,7 @@ impl lexical_ranker_service_server::LexicalRankerService for LexicalRanker {
             .lock()
             .map_err(|_| Error::internal("version map lock poisoned"))?
             .remove(&scope_key);
-        self.previous
-            .lock()
-            .map_err(|_| Error::internal("previous index lock poisoned"))?
-            .remove(&scope_key);
+        self.previous.forget(&scope_key)?;
         if let Some(version) = version {
             self.cache.invalidate(&(scope_key, version)).await;
         }

@@ -3,6 +3,7 @@
 //! (code graph or memory namespace) always comes from the verified context.
 
 mod grpc;
+mod previous;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -50,8 +51,9 @@ pub struct Config {
     pub load_wait_ms: u64,
     /// How long, in milliseconds from when a new version is first seen, code calls wait
     /// for its index when the previous version's index is held: past it, they are
-    /// answered from the previous one, marked `stale`, while the new one loads (a large repository's re-index after
-    /// a save does not make every search wait or fail for the whole rebuild).
+    /// answered from the previous one, marked `stale`, while the new one loads (a large
+    /// repository's re-index after a save does not make every search wait or fail for
+    /// the whole rebuild).
     pub stale_wait_ms: u64,
 }
 
@@ -104,7 +106,7 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
         cache_bytes: config.cache_mib.max(1) * 1024 * 1024,
         oversize: Arc::new(Mutex::new(None)),
         current: Arc::new(Mutex::new(HashMap::new())),
-        previous: Arc::new(Mutex::new(HashMap::new())),
+        previous: Arc::new(previous::PreviousIndexes::default()),
         load_wait: std::time::Duration::from_millis(config.load_wait_ms),
         stale_wait: std::time::Duration::from_millis(config.stale_wait_ms),
     };
@@ -133,10 +135,9 @@ struct LexicalRanker {
     oversize: Arc<Mutex<Option<Held>>>,
     /// scope key → the version last served, so a new version evicts the old index.
     current: Arc<Mutex<HashMap<String, String>>>,
-    /// Code scope key → the previous version's index, held while a newer version loads
-    /// and answered from (marked stale) past [`Config::stale_wait_ms`]; dropped once the
-    /// newer index is in; with when the newer version was first seen.
-    previous: Arc<Mutex<HashMap<String, Previous>>>,
+    /// Each code scope's previous index, answered from (marked stale) past
+    /// [`Config::stale_wait_ms`] while a newer version loads.
+    previous: Arc<previous::PreviousIndexes>,
     /// How long a request waits for a load ([`Config::load_wait_ms`]).
     load_wait: std::time::Duration,
     /// How long a code request waits for a new version's load when the previous
@@ -163,13 +164,10 @@ impl Served {
 }
 
 /// A cache key: (scope key, corpus version).
-type IndexKey = (String, String);
+pub(crate) type IndexKey = (String, String);
 
 /// An index held outside the cache, with its key.
-type Held = (IndexKey, Arc<LexicalIndex>);
-
-/// A previous version's index, and when the version after it was first seen.
-type Previous = (Held, std::time::Instant);
+pub(crate) type Held = (IndexKey, Arc<LexicalIndex>);
 
 /// The scope part of a cache key, for logs (`code:gph_...`, `memory:...`).
 fn key_scope(key: &(String, String)) -> &str {
@@ -244,13 +242,7 @@ impl LexicalRanker {
             if scope != ScopeKind::Memory
                 && let Some(index) = self.held(&stale).await?
             {
-                self.previous
-                    .lock()
-                    .map_err(|_| Error::internal("previous index lock poisoned"))?
-                    .insert(
-                        scope_key.clone(),
-                        ((stale.clone(), index), std::time::Instant::now()),
-                    );
+                self.previous.replaced((stale.clone(), index))?;
             }
             self.cache.invalidate(&stale).await;
             let mut oversize = self
@@ -263,15 +255,10 @@ impl LexicalRanker {
         }
         let key = (scope_key, version.clone());
         if let Some(index) = self.held(&key).await? {
-            self.drop_previous(&key)?;
+            self.previous.loaded(&key)?;
             return Ok(Served::fresh(index, version));
         }
-        let fallback = self
-            .previous
-            .lock()
-            .map_err(|_| Error::internal("previous index lock poisoned"))?
-            .get(&key.0)
-            .cloned();
+        let fallback = self.previous.of(&key.0)?;
         let graph = self.graph.clone();
         let loader_context = context.clone();
         let cache = self.cache.clone();
@@ -356,18 +343,11 @@ impl LexicalRanker {
                 .get(&loaded_key.0)
                 .is_none_or(|version| *version == loaded_key.1);
             if newest || scope == ScopeKind::Memory {
-                drop_previous(&previous, &loaded_key).map_err(Arc::new)?;
+                previous.loaded(&loaded_key).map_err(Arc::new)?;
             } else {
-                let mut previous = previous
-                    .lock()
-                    .map_err(|_| Arc::new(Error::internal("previous index lock poisoned")))?;
-                let since = previous
-                    .get(&loaded_key.0)
-                    .map_or_else(std::time::Instant::now, |(_, since)| *since);
-                previous.insert(
-                    loaded_key.0.clone(),
-                    ((loaded_key.clone(), loaded.clone()), since),
-                );
+                previous
+                    .superseded((loaded_key, loaded.clone()))
+                    .map_err(Arc::new)?;
             }
             Ok::<_, Arc<Error>>(loaded)
         });
@@ -408,23 +388,4 @@ impl LexicalRanker {
         };
         Ok(Served::fresh(index, version))
     }
-
-    /// Forgets the previous index of `key`'s scope once `key`'s index is in.
-    fn drop_previous(&self, key: &IndexKey) -> Result<(), Error> {
-        drop_previous(&self.previous, key)
-    }
-}
-
-/// Forgets the previous index of `key`'s scope, unless it is `key`'s own.
-fn drop_previous(previous: &Mutex<HashMap<String, Previous>>, key: &IndexKey) -> Result<(), Error> {
-    let mut previous = previous
-        .lock()
-        .map_err(|_| Error::internal("previous index lock poisoned"))?;
-    if previous
-        .get(&key.0)
-        .is_some_and(|((held, _), _)| held.1 != key.1)
-    {
-        previous.remove(&key.0);
-    }
-    Ok(())
 }
