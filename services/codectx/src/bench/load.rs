@@ -7,6 +7,11 @@
 //! latency is measured from each call's scheduled time, so a late start counts against
 //! the server. Each rate runs in turn; the *knee* is the highest rate whose p95 stays
 //! under [`KNEE_P95_MS`] with nothing failed, timed out or dropped.
+//!
+//! Both modes also report the CPU time a call costs ([`CpuClock`]): the process's CPU
+//! time over the phase divided by the calls answered. Every service and the load clients
+//! run in this one process, so it is the whole stack's cost of a call (clients
+//! included), and unlike calls/s at saturation it does not move with queueing.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -18,12 +23,37 @@ use serde_json::{Map, Value};
 use super::client::{CallError, McpClient};
 use super::score::percentile;
 
+/// The process's CPU time (every thread, user and system) since a start.
+pub struct CpuClock(Duration);
+
+impl CpuClock {
+    pub fn start() -> Self {
+        CpuClock(process_cpu())
+    }
+
+    /// CPU milliseconds per call since the start; None without calls.
+    pub fn per_call_ms(&self, calls: u64) -> Option<f64> {
+        (calls > 0)
+            .then(|| process_cpu().saturating_sub(self.0).as_secs_f64() * 1000.0 / calls as f64)
+    }
+}
+
+fn process_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct LoadReport {
     pub clients: usize,
     pub duration_seconds: f64,
     pub calls: u64,
     pub calls_per_second: f64,
+    /// The whole process's CPU time per call answered ([`CpuClock`]).
+    pub cpu_ms_per_call: Option<f64>,
     pub errors: u64,
     pub timeouts: u64,
     pub tools: Vec<ToolLatency>,
@@ -89,6 +119,7 @@ pub async fn run(
     for _ in 0..clients {
         sessions.push(McpClient::connect(url, api_key).await?);
     }
+    let cpu = CpuClock::start();
     let started = Instant::now();
     let deadline = started + duration;
     let mut tasks = Vec::new();
@@ -135,6 +166,7 @@ pub async fn run(
         duration_seconds: elapsed,
         calls: 0,
         calls_per_second: 0.0,
+        cpu_ms_per_call: None,
         errors: 0,
         timeouts: 0,
         tools: Vec::new(),
@@ -148,6 +180,8 @@ pub async fn run(
         report.tools.push(samples.latency(tool));
     }
     report.calls_per_second = report.calls as f64 / elapsed.max(f64::EPSILON);
+    let answered = report.calls - report.timeouts;
+    report.cpu_ms_per_call = cpu.per_call_ms(answered);
     Ok(report)
 }
 
@@ -165,6 +199,8 @@ pub struct RateReport {
     pub duration_seconds: f64,
     pub sent: u64,
     pub achieved_per_second: f64,
+    /// The whole process's CPU time per call answered ([`CpuClock`]).
+    pub cpu_ms_per_call: Option<f64>,
     pub errors: u64,
     pub timeouts: u64,
     pub dropped: u64,
@@ -219,6 +255,7 @@ pub async fn open_loop(
     for &rate in rates {
         let in_flight = Arc::new(AtomicUsize::new(0));
         let mut tasks = tokio::task::JoinSet::new();
+        let cpu = CpuClock::start();
         let started = tokio::time::Instant::now();
         let interval = Duration::from_secs_f64(1.0 / rate);
         let mut dropped = 0u64;
@@ -260,6 +297,8 @@ pub async fn open_loop(
             finished.push(done?);
         }
         let elapsed = started.elapsed().as_secs_f64();
+        let finished_calls = finished.iter().filter(|(_, _, o)| o.is_ok()).count() as u64;
+        let cpu_ms_per_call = cpu.per_call_ms(finished_calls);
         let mut all = Vec::new();
         let (mut errors, mut timeouts) = (0, 0);
         for (tool, latency_ms, outcome) in finished {
@@ -292,6 +331,7 @@ pub async fn open_loop(
             duration_seconds: elapsed,
             sent,
             achieved_per_second: all.len() as f64 / elapsed.max(f64::EPSILON),
+            cpu_ms_per_call,
             errors,
             timeouts,
             dropped,
@@ -301,9 +341,12 @@ pub async fn open_loop(
             tools,
         };
         eprintln!(
-            "open loop {rate:.0}/s: {} sent, p95 {} ms, {} errors, {} timeouts, {} dropped",
+            "open loop {rate:.0}/s: {} sent, p95 {} ms, CPU {} ms per call, {} errors, {} timeouts, {} dropped",
             report.sent,
             report.p95_ms.map_or("n/a".into(), |p| format!("{p:.1}")),
+            report
+                .cpu_ms_per_call
+                .map_or("n/a".into(), |c| format!("{c:.2}")),
             report.errors,
             report.timeouts,
             report.dropped
@@ -394,6 +437,7 @@ mod tests {
             duration_seconds: 1.0,
             sent: 10,
             achieved_per_second: offered,
+            cpu_ms_per_call: None,
             errors: 0,
             timeouts: 0,
             dropped,
@@ -414,6 +458,19 @@ mod tests {
         ];
         assert_eq!(knee(&rates), Some(300.0));
         assert_eq!(knee(&rates[2..]), None);
+    }
+
+    #[test]
+    fn cpu_per_call_counts_the_work_done_since_the_start() {
+        let clock = CpuClock::start();
+        assert_eq!(clock.per_call_ms(0), None);
+        // Spin until the process clock has moved by at least 20 ms of CPU.
+        let mut x = 0u64;
+        while clock.per_call_ms(1).unwrap_or(0.0) < 20.0 {
+            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+        }
+        let per_call = clock.per_call_ms(4).expect("calls were made");
+        assert!((5.0..1_000.0).contains(&per_call), "{per_call} ms");
     }
 
     #[test]
