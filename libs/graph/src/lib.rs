@@ -18,7 +18,6 @@ pub mod notes;
 pub mod query;
 pub mod sqlite;
 mod sqlite_memory;
-mod sqlite_worker;
 
 use std::collections::HashMap;
 

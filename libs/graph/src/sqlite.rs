@@ -2,13 +2,13 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use codectx_errors::Error;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use crate::model::{Confidence, Direction, EdgeKind, Node, NodeKind, OwnerGraph, RepositoryInfo};
-use crate::sqlite_worker::Worker;
 use crate::{EdgeHit, EdgePage, EdgeRequest, GraphStore, LanguageCount, NodesPage};
 
 const SCHEMA: &str = "
@@ -182,7 +182,7 @@ const LIGHT_NODE_COLUMNS: &str = "n.id, n.kind, n.name, '', n.language, n.path, 
 /// The SQLite graph store.
 #[derive(Clone)]
 pub struct SqliteGraphStore {
-    worker: Worker,
+    connection: Arc<Mutex<Connection>>,
 }
 
 impl std::fmt::Debug for SqliteGraphStore {
@@ -423,7 +423,7 @@ impl SqliteGraphStore {
             .execute_batch(crate::sqlite_memory::MEMORY_SCHEMA)
             .map_err(storage)?;
         Ok(Self {
-            worker: Worker::start(connection, "graph-sqlite")?,
+            connection: Arc::new(Mutex::new(connection)),
         })
     }
 
@@ -431,7 +431,15 @@ impl SqliteGraphStore {
         &self,
         work: impl FnOnce(&mut Connection) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
-        self.worker.run(work).await
+        let connection = self.connection.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut guard = connection
+                .lock()
+                .map_err(|_| Error::internal("graph store lock poisoned"))?;
+            work(&mut guard)
+        })
+        .await
+        .map_err(|e| Error::internal(format!("graph store worker: {e}")))?
     }
 
     fn gid(connection: &Connection, graph_id: &str) -> Result<Option<i64>, Error> {
