@@ -11,7 +11,10 @@
 //! Both modes also report the CPU time a call costs ([`CpuClock`]): the process's CPU
 //! time over the phase divided by the calls answered. Every service and the load clients
 //! run in this one process, so it is the whole stack's cost of a call (clients
-//! included), and unlike calls/s at saturation it does not move with queueing.
+//! included), and unlike calls/s at saturation it does not move with queueing. They also
+//! report the host's steal time over the phase (Linux `/proc/stat`): on a shared VM the
+//! same binary ran at half the calls/s while its host took 4-8% steal
+//! (docs/BENCHMARKS.md), so a run with steal is not comparable with one without.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -23,18 +26,69 @@ use serde_json::{Map, Value};
 use super::client::{CallError, McpClient};
 use super::score::percentile;
 
-/// The process's CPU time (every thread, user and system) since a start.
-pub struct CpuClock(Duration);
+/// The process's CPU time (every thread, user and system) and the host's CPU counters
+/// since a start.
+pub struct CpuClock {
+    process: Duration,
+    host: Option<HostTicks>,
+}
 
 impl CpuClock {
     pub fn start() -> Self {
-        CpuClock(process_cpu())
+        CpuClock {
+            process: process_cpu(),
+            host: HostTicks::read(),
+        }
     }
 
     /// CPU milliseconds per call since the start; None without calls.
     pub fn per_call_ms(&self, calls: u64) -> Option<f64> {
-        (calls > 0)
-            .then(|| process_cpu().saturating_sub(self.0).as_secs_f64() * 1000.0 / calls as f64)
+        (calls > 0).then(|| {
+            process_cpu().saturating_sub(self.process).as_secs_f64() * 1000.0 / calls as f64
+        })
+    }
+
+    /// The share of the host's CPU time since the start that its hypervisor gave to
+    /// other guests (steal), in percent; None where `/proc/stat` is not readable.
+    pub fn host_steal_percent(&self) -> Option<f64> {
+        self.host?.steal_percent_until(HostTicks::read()?)
+    }
+}
+
+/// The first line of `/proc/stat`: every CPU's time in ticks since boot.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct HostTicks {
+    steal: u64,
+    total: u64,
+}
+
+impl HostTicks {
+    fn read() -> Option<Self> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        Self::parse(stat.lines().next()?)
+    }
+
+    /// `cpu user nice system idle iowait irq softirq steal [guest guest_nice]`; guest time
+    /// is already inside user and nice, so the total is the first eight.
+    fn parse(line: &str) -> Option<Self> {
+        let mut fields = line.split_whitespace();
+        if fields.next()? != "cpu" {
+            return None;
+        }
+        let values: Vec<u64> = fields
+            .take(8)
+            .map(|f| f.parse().ok())
+            .collect::<Option<_>>()?;
+        (values.len() == 8).then(|| HostTicks {
+            steal: values[7],
+            total: values.iter().sum(),
+        })
+    }
+
+    fn steal_percent_until(self, later: HostTicks) -> Option<f64> {
+        let total = later.total.checked_sub(self.total)?;
+        let steal = later.steal.checked_sub(self.steal)?;
+        (total > 0).then(|| steal as f64 * 100.0 / total as f64)
     }
 }
 
@@ -54,6 +108,8 @@ pub struct LoadReport {
     pub calls_per_second: f64,
     /// The whole process's CPU time per call answered ([`CpuClock`]).
     pub cpu_ms_per_call: Option<f64>,
+    /// The host's steal time over the phase, percent ([`CpuClock::host_steal_percent`]).
+    pub host_steal_percent: Option<f64>,
     pub errors: u64,
     pub timeouts: u64,
     pub tools: Vec<ToolLatency>,
@@ -167,6 +223,7 @@ pub async fn run(
         calls: 0,
         calls_per_second: 0.0,
         cpu_ms_per_call: None,
+        host_steal_percent: None,
         errors: 0,
         timeouts: 0,
         tools: Vec::new(),
@@ -182,6 +239,7 @@ pub async fn run(
     report.calls_per_second = report.calls as f64 / elapsed.max(f64::EPSILON);
     let answered = report.calls - report.timeouts;
     report.cpu_ms_per_call = cpu.per_call_ms(answered);
+    report.host_steal_percent = cpu.host_steal_percent();
     Ok(report)
 }
 
@@ -201,6 +259,8 @@ pub struct RateReport {
     pub achieved_per_second: f64,
     /// The whole process's CPU time per call answered ([`CpuClock`]).
     pub cpu_ms_per_call: Option<f64>,
+    /// The host's steal time over the rate, percent ([`CpuClock::host_steal_percent`]).
+    pub host_steal_percent: Option<f64>,
     pub errors: u64,
     pub timeouts: u64,
     pub dropped: u64,
@@ -299,6 +359,7 @@ pub async fn open_loop(
         let elapsed = started.elapsed().as_secs_f64();
         let finished_calls = finished.iter().filter(|(_, _, o)| o.is_ok()).count() as u64;
         let cpu_ms_per_call = cpu.per_call_ms(finished_calls);
+        let host_steal_percent = cpu.host_steal_percent();
         let mut all = Vec::new();
         let (mut errors, mut timeouts) = (0, 0);
         for (tool, latency_ms, outcome) in finished {
@@ -332,6 +393,7 @@ pub async fn open_loop(
             sent,
             achieved_per_second: all.len() as f64 / elapsed.max(f64::EPSILON),
             cpu_ms_per_call,
+            host_steal_percent,
             errors,
             timeouts,
             dropped,
@@ -341,12 +403,15 @@ pub async fn open_loop(
             tools,
         };
         eprintln!(
-            "open loop {rate:.0}/s: {} sent, p95 {} ms, CPU {} ms per call, {} errors, {} timeouts, {} dropped",
+            "open loop {rate:.0}/s: {} sent, p95 {} ms, CPU {} ms per call, host steal {}%, {} errors, {} timeouts, {} dropped",
             report.sent,
             report.p95_ms.map_or("n/a".into(), |p| format!("{p:.1}")),
             report
                 .cpu_ms_per_call
                 .map_or("n/a".into(), |c| format!("{c:.2}")),
+            report
+                .host_steal_percent
+                .map_or("n/a".into(), |c| format!("{c:.1}")),
             report.errors,
             report.timeouts,
             report.dropped
@@ -438,6 +503,7 @@ mod tests {
             sent: 10,
             achieved_per_second: offered,
             cpu_ms_per_call: None,
+            host_steal_percent: None,
             errors: 0,
             timeouts: 0,
             dropped,
@@ -471,6 +537,23 @@ mod tests {
         }
         let per_call = clock.per_call_ms(4).expect("calls were made");
         assert!((5.0..1_000.0).contains(&per_call), "{per_call} ms");
+    }
+
+    #[test]
+    fn host_steal_is_the_steal_share_of_all_cpu_time_between_two_reads() {
+        let before =
+            HostTicks::parse("cpu  6775732 196735 918273 4501970 48682 0 35096 139761 0 0")
+                .expect("a /proc/stat cpu line");
+        assert_eq!(before.steal, 139_761);
+        // 1,000 more ticks, 60 of them stolen.
+        let after =
+            HostTicks::parse("cpu  6776332 196735 918473 4502100 48682 0 35106 139821 50 0")
+                .expect("a /proc/stat cpu line");
+        assert_eq!(before.steal_percent_until(after), Some(6.0));
+        assert_eq!(before.steal_percent_until(before), None);
+        assert_eq!(HostTicks::parse("cpu0 1 2 3 4 5 6 7 8"), None);
+        assert_eq!(HostTicks::parse("cpu 1 2 3"), None);
+        assert_eq!(HostTicks::parse("cpu 1 2 x 4 5 6 7 8"), None);
     }
 
     #[test]

@@ -64,8 +64,8 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',')]
     pub questions: Vec<String>,
     /// Load mode: replay the workload from this many concurrent MCP clients (on the
-    /// hybrid stack) after the accuracy pass, and report calls/s, latency and the CPU
-    /// time a call costs the whole in-process stack. 0: no load phase.
+    /// hybrid stack) after the accuracy pass, and report calls/s, latency, the CPU time a
+    /// call costs the whole in-process stack and the host's steal time. 0: no load phase.
     #[arg(long, default_value_t = 0)]
     pub concurrency: usize,
     /// How long the load phase runs, e.g. 60s, 2m (each rate of the open loop too).
@@ -73,7 +73,7 @@ pub struct BenchArgs {
     pub duration: Duration,
     /// Open-loop load: offer these rates in turn (calls per second, comma separated, e.g.
     /// 100,300,600), each for --duration, from --open-loop-sessions MCP sessions, and
-    /// report each rate's latency, CPU time per call and the knee (the highest rate with
+    /// report each rate's latency, CPU time per call, host steal and the knee (the highest rate with
     /// p95 under 25 ms and nothing failed or dropped). Runs after the closed loop, on the
     /// hybrid stack.
     #[arg(long, value_delimiter = ',')]

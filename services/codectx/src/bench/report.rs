@@ -367,14 +367,15 @@ impl Report {
                 .map_or_else(|| "none".to_owned(), |k| format!("{k:.0} calls/s")),
             open_loop.p95_limit_ms
         );
-        out.push_str("| offered calls/s | achieved calls/s | CPU ms per call | sent | errors | timeouts | dropped | p50 ms | p95 ms | p99 ms |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        out.push_str("| offered calls/s | achieved calls/s | CPU ms per call | host steal % | sent | errors | timeouts | dropped | p50 ms | p95 ms | p99 ms |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for rate in &open_loop.rates {
             let _ = writeln!(
                 out,
-                "| {:.0} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {:.0} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 rate.offered_per_second,
                 rate.achieved_per_second,
                 number(rate.cpu_ms_per_call, 2),
+                number(rate.host_steal_percent, 1),
                 rate.sent,
                 rate.errors,
                 rate.timeouts,
@@ -390,12 +391,13 @@ impl Report {
     fn load_tables(load: &LoadReport, out: &mut String) {
         let _ = writeln!(
             out,
-            "Load: {} concurrent MCP clients for {:.0} s (hybrid): {} calls, {:.1} calls/s, {} ms of CPU per call (the whole stack and its load clients), {} errors, {} timeouts.\n",
+            "Load: {} concurrent MCP clients for {:.0} s (hybrid): {} calls, {:.1} calls/s, {} ms of CPU per call (the whole stack and its load clients), host steal {}%, {} errors, {} timeouts.\n",
             load.clients,
             load.duration_seconds,
             load.calls,
             load.calls_per_second,
             number(load.cpu_ms_per_call, 2),
+            number(load.host_steal_percent, 1),
             load.errors,
             load.timeouts
         );
