@@ -1273,6 +1273,34 @@ async fn neo4j_writes_a_graph_larger_than_one_transaction() {
     writes_a_graph_larger_than_one_transaction(&store, true).await;
 }
 
+/// On SQLite the same write is a bulk write: it drops the edge indexes and builds them
+/// again after the inserts; reads and the rewrite after it find every edge by them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_writes_a_graph_larger_than_one_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteGraphStore::open(&dir.path().join("graph.db")).unwrap();
+    writes_a_graph_larger_than_one_transaction(&store, true).await;
+    drop(store);
+    // Built again: each edge read is planned on its index, not on a table scan.
+    let connection = rusqlite::Connection::open(dir.path().join("graph.db")).unwrap();
+    for (index, read) in [
+        (
+            "edges_out",
+            "SELECT dst FROM edges WHERE src = 1 AND kind = 10",
+        ),
+        (
+            "edges_in",
+            "SELECT src FROM edges WHERE dst = 1 AND kind = 10",
+        ),
+        ("edges_by_owner", "SELECT src FROM edges WHERE oid = 1"),
+    ] {
+        let plan: String = connection
+            .query_row(&format!("EXPLAIN QUERY PLAN {read}"), [], |r| r.get(3))
+            .unwrap();
+        assert!(plan.contains(index), "{read}: {plan}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hugegraph_writes_a_graph_larger_than_one_transaction() {
     writes_a_graph_larger_than_one_transaction(&hugegraph().await, false).await;
@@ -1369,6 +1397,49 @@ async fn writes_a_graph_larger_than_one_transaction(store: &dyn GraphStore, hub:
             .unwrap();
         // Every function but each file's first, and the first of file 30.
         assert_eq!(callers.total, files * (per_file as usize - 1) + 1);
+        // A small rewrite after the large write: file 7 without its calls to the hub.
+        // Its old edges go (found by owner), the others stay (found by target).
+        let rewritten = OwnerGraph {
+            owner: "pkg7/file.go".into(),
+            hash: "h7-rewritten".into(),
+            nodes: nodes[7].clone(),
+            edges: vec![edge(
+                &nodes[7][0],
+                &nodes[37][0],
+                EdgeKind::Calls,
+                1,
+                Confidence::Resolved,
+            )],
+        };
+        store
+            .replace_owners(&graph, &[], vec![rewritten])
+            .await
+            .unwrap();
+        let callers = store
+            .edges(
+                &graph,
+                &nodes[0][0].id,
+                &[EdgeKind::Calls],
+                Direction::Incoming,
+                5,
+            )
+            .await
+            .unwrap();
+        assert_eq!(callers.total, (files - 1) * (per_file as usize - 1) + 1);
+        let callees = store
+            .edges(
+                &graph,
+                &nodes[7][1].id,
+                &[EdgeKind::Calls],
+                Direction::Outgoing,
+                5,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            callees.total, 0,
+            "file 7's second function calls nothing now"
+        );
     }
     // The corpus of a large graph comes in pages, every node once.
     let corpus = store
