@@ -64,10 +64,33 @@ CREATE TABLE IF NOT EXISTS edges (
     line INTEGER NOT NULL,
     confidence INTEGER NOT NULL
 );
+";
+
+/// The edge table's indexes, kept apart from [`SCHEMA`] because a bulk write drops and
+/// rebuilds them ([`rebuild_edge_indexes`]).
+const EDGE_INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS edges_out ON edges (src, kind);
 CREATE INDEX IF NOT EXISTS edges_in ON edges (dst, kind);
 CREATE INDEX IF NOT EXISTS edges_by_owner ON edges (oid);
 ";
+const DROP_EDGE_INDEXES: &str = "
+DROP INDEX IF EXISTS edges_out;
+DROP INDEX IF EXISTS edges_in;
+DROP INDEX IF EXISTS edges_by_owner;
+";
+
+/// Below this many edges a write keeps the edge indexes and inserts into them.
+const BULK_EDGES: usize = 20_000;
+
+/// Whether a write of `incoming` edges into a table whose largest rowid is `stored`
+/// (at least its row count) drops the edge indexes and builds them again after the
+/// inserts: one sort per index instead of an ordered B-tree insert per edge and index.
+/// It pays when the write at least doubles the table, as a first index does: the Python
+/// standard library's first write (78k symbols, 642k edges) took 2.98-3.11 s instead of
+/// 3.24-3.30 s (docs/BENCHMARKS.md, "Session of 2026-12-04").
+fn rebuild_edge_indexes(incoming: usize, stored: i64) -> bool {
+    incoming >= BULK_EDGES && incoming as i64 >= stored
+}
 
 /// Edge kinds as stored: numbered in the order of their names, so `ORDER BY kind` sorts
 /// like the Neo4j backend (by relationship type name). Spaced by ten so a new kind takes a
@@ -418,6 +441,7 @@ impl SqliteGraphStore {
             )
             .map_err(storage)?;
         connection.execute_batch(SCHEMA).map_err(storage)?;
+        connection.execute_batch(EDGE_INDEXES).map_err(storage)?;
         migrate(&mut connection)?;
         connection
             .execute_batch(crate::sqlite_memory::MEMORY_SCHEMA)
@@ -731,6 +755,16 @@ impl GraphStore for SqliteGraphStore {
                     }
                     find_node.query_row(params![gid, id], |r| r.get(0)).optional().map_err(storage)
                 };
+                // After the deletes above, which use edges_by_owner; in this transaction,
+                // so readers keep the indexes and a failed write leaves them as they were.
+                let edges_written: usize = owners.iter().map(|o| o.edges.len()).sum();
+                let stored: i64 = tx
+                    .query_row("SELECT coalesce(max(rowid), 0) FROM edges", [], |r| r.get(0))
+                    .map_err(storage)?;
+                let rebuild = rebuild_edge_indexes(edges_written, stored);
+                if rebuild {
+                    tx.execute_batch(DROP_EDGE_INDEXES).map_err(storage)?;
+                }
                 for (owner, oid) in owners.iter().zip(oids) {
                     for e in &owner.edges {
                         let (Some(src), Some(dst)) = (resolve(&e.from, &nids)?, resolve(&e.to, &nids)?) else {
@@ -741,6 +775,9 @@ impl GraphStore for SqliteGraphStore {
                             .execute(params![oid, src, dst, edge_code(e.kind), e.line, confidence_code(e.confidence)])
                             .map_err(storage)?;
                     }
+                }
+                if rebuild {
+                    tx.execute_batch(EDGE_INDEXES).map_err(storage)?;
                 }
             }
             tx.commit().map_err(storage)
@@ -1019,5 +1056,24 @@ mod migration_tests {
             vec![EdgeKind::Calls, EdgeKind::TestedBy]
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[cfg(test)]
+mod bulk_write_tests {
+    use super::*;
+
+    #[test]
+    fn a_write_rebuilds_the_edge_indexes_when_large_and_at_least_as_large_as_the_table() {
+        // The first index of a repository.
+        assert!(rebuild_edge_indexes(BULK_EDGES, 0));
+        assert!(rebuild_edge_indexes(600_000, 0));
+        // A small write, even into an empty file: inserting is cheaper than sorting.
+        assert!(!rebuild_edge_indexes(BULK_EDGES - 1, 0));
+        // A re-index of one file, or a new repository beside a larger one.
+        assert!(!rebuild_edge_indexes(40, 600_000));
+        assert!(!rebuild_edge_indexes(100_000, 600_000));
+        // A write that at least doubles the table.
+        assert!(rebuild_edge_indexes(600_000, 600_000));
     }
 }
