@@ -1306,6 +1306,20 @@ async fn hugegraph_writes_a_graph_larger_than_one_transaction() {
     writes_a_graph_larger_than_one_transaction(&hugegraph().await, false).await;
 }
 
+/// How many calls reach (incoming) or leave (outgoing) a node.
+async fn calls_total(
+    store: &dyn GraphStore,
+    graph: &str,
+    node: &Node,
+    direction: Direction,
+) -> usize {
+    store
+        .edges(graph, &node.id, &[EdgeKind::Calls], direction, 5)
+        .await
+        .unwrap()
+        .total
+}
+
 /// With `hub`, every function also calls the first one: 60,000 edges into one node,
 /// written over several transactions, every one of them kept.
 async fn writes_a_graph_larger_than_one_transaction(store: &dyn GraphStore, hub: bool) {
@@ -1385,18 +1399,11 @@ async fn writes_a_graph_larger_than_one_transaction(store: &dyn GraphStore, hub:
         assert_eq!(callers.hits.len(), 1, "pkg{f}");
     }
     if hub {
-        let callers = store
-            .edges(
-                &graph,
-                &nodes[0][0].id,
-                &[EdgeKind::Calls],
-                Direction::Incoming,
-                5,
-            )
-            .await
-            .unwrap();
         // Every function but each file's first, and the first of file 30.
-        assert_eq!(callers.total, files * (per_file as usize - 1) + 1);
+        assert_eq!(
+            calls_total(store, &graph, &nodes[0][0], Direction::Incoming).await,
+            files * (per_file as usize - 1) + 1
+        );
         // A small rewrite after the large write: file 7 without its calls to the hub.
         // Its old edges go (found by owner), the others stay (found by target).
         let rewritten = OwnerGraph {
@@ -1415,29 +1422,13 @@ async fn writes_a_graph_larger_than_one_transaction(store: &dyn GraphStore, hub:
             .replace_owners(&graph, &[], vec![rewritten])
             .await
             .unwrap();
-        let callers = store
-            .edges(
-                &graph,
-                &nodes[0][0].id,
-                &[EdgeKind::Calls],
-                Direction::Incoming,
-                5,
-            )
-            .await
-            .unwrap();
-        assert_eq!(callers.total, (files - 1) * (per_file as usize - 1) + 1);
-        let callees = store
-            .edges(
-                &graph,
-                &nodes[7][1].id,
-                &[EdgeKind::Calls],
-                Direction::Outgoing,
-                5,
-            )
-            .await
-            .unwrap();
         assert_eq!(
-            callees.total, 0,
+            calls_total(store, &graph, &nodes[0][0], Direction::Incoming).await,
+            (files - 1) * (per_file as usize - 1) + 1
+        );
+        assert_eq!(
+            calls_total(store, &graph, &nodes[7][1], Direction::Outgoing).await,
+            0,
             "file 7's second function calls nothing now"
         );
     }
