@@ -49,6 +49,7 @@ pub struct PeerChannel {
 #[derive(Clone)]
 enum Inner {
     Direct(Channel),
+    Local(crate::local::LocalPeer),
     Balanced(Buffer<http::Request<Body>, ResponseFuture>),
 }
 
@@ -66,6 +67,16 @@ impl PeerChannel {
         let (_, endpoints) = watch::channel(vec![uri.to_owned()]);
         Self {
             inner: Inner::Direct(endpoint.connect_lazy()),
+            endpoints,
+        }
+    }
+
+    /// A channel to the service registered in this process under `name`
+    /// ([`crate::local`]): no socket, no HTTP/2, the same server layers.
+    pub fn in_process(name: &str) -> Self {
+        let (_, endpoints) = watch::channel(vec![format!("{}{name}", crate::local::SCHEME)]);
+        Self {
+            inner: Inner::Local(crate::local::LocalPeer::new(name)),
             endpoints,
         }
     }
@@ -124,6 +135,7 @@ impl Service<http::Request<Body>> for PeerChannel {
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         match &mut self.inner {
             Inner::Direct(channel) => channel.poll_ready(cx).map_err(Into::into),
+            Inner::Local(_) => Poll::Ready(Ok(())),
             Inner::Balanced(buffer) => buffer.poll_ready(cx),
         }
     }
@@ -134,6 +146,7 @@ impl Service<http::Request<Body>> for PeerChannel {
                 let future = channel.call(request);
                 Box::pin(async move { future.await.map_err(Into::into) })
             }
+            Inner::Local(peer) => Box::pin(peer.clone().call(request)),
             Inner::Balanced(buffer) => Box::pin(buffer.call(request)),
         }
     }

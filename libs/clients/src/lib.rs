@@ -9,6 +9,7 @@
 
 pub mod balance;
 pub mod discovery;
+pub mod local;
 
 use std::time::Duration;
 
@@ -28,7 +29,8 @@ pub struct PeerConfig {
     /// `static` (the `endpoints` list) or `kubernetes` (the `kubernetes` Service's
     /// EndpointSlices).
     pub discovery: Discovery,
-    /// One or more `http://host:port` endpoints; several are balanced per request.
+    /// One or more `http://host:port` endpoints; several are balanced per request. Or one
+    /// `inproc://NAME`: a service in this process ([`local`]; `codectx up` sets these).
     pub endpoints: Vec<String>,
     /// With `discovery = "kubernetes"`: the Service to watch.
     pub kubernetes: KubernetesService,
@@ -114,6 +116,19 @@ pub fn channel(service: &str, peer: &PeerConfig) -> Result<PeerChannel, Error> {
                          (or discovery = \"kubernetes\" with kubernetes.service)"
                     ),
                 ));
+            }
+            if let Some(name) = peer.endpoints.iter().find_map(|uri| local::name_of(uri)) {
+                if peer.endpoints.len() > 1 || peer.tls.enabled() {
+                    return Err(Error::invalid_argument(
+                        "peers",
+                        format!(
+                            "{service}: an in-process endpoint ({}{name}) must be the only \
+                             endpoint, without TLS",
+                            local::SCHEME
+                        ),
+                    ));
+                }
+                return Ok(PeerChannel::in_process(name));
             }
             let mut endpoints = std::collections::BTreeMap::new();
             for uri in &peer.endpoints {
@@ -612,6 +627,36 @@ mod tests {
             Error::unavailable("the lexical index is still loading; retry in a few seconds")
                 .with_reason("loading");
         assert_eq!(attempts_for(loading.to_status()), 1);
+    }
+
+    #[test]
+    fn an_in_process_endpoint_stands_alone_and_without_tls() {
+        let local = PeerConfig::single("inproc://clients-tests/graph-hydrator");
+        let local_channel = channel("graph-hydrator", &local).expect("an in-process channel");
+        assert_eq!(
+            local_channel.endpoints(),
+            vec!["inproc://clients-tests/graph-hydrator".to_owned()]
+        );
+        let mixed = PeerConfig {
+            endpoints: vec![
+                "inproc://clients-tests/graph-hydrator".into(),
+                "http://127.0.0.1:1".into(),
+            ],
+            ..PeerConfig::default()
+        };
+        let error = channel("graph-hydrator", &mixed).expect_err("mixed endpoints");
+        assert!(
+            error.to_string().contains("must be the only endpoint"),
+            "{error}"
+        );
+        let tls = PeerConfig {
+            tls: PeerTls {
+                ca_file: "/nonexistent/ca.pem".into(),
+                ..PeerTls::default()
+            },
+            ..local
+        };
+        assert!(channel("graph-hydrator", &tls).is_err());
     }
 
     #[test]

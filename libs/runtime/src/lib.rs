@@ -13,6 +13,6 @@ pub use deadline::DeadlineLayer;
 pub use keys::{TenantConfig, load_verifier, read_public_keys};
 pub use server::{
     BuiltService, Readiness, RunningService, ServerConfig, bind, describe, describe_rpc, serve,
-    shutdown_signal, spawn,
+    shutdown_signal, spawn, spawn_in_process,
 };
 pub use trace::GrpcTraceLayer;

@@ -3,6 +3,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use codectx_clients::local::{LocalService, Registration};
 use codectx_errors::Error;
 use codectx_proto::common::v1::{DescribeRequest, DescribeResponse};
 use codectx_tenant::{TenantContext, TenantLayer, Verifier};
@@ -11,9 +12,13 @@ use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
+use tonic::body::Body;
+use tonic::service::RecoverErrorLayer;
 use tonic::service::Routes;
 use tonic_health::ServingStatus;
 use tower::ServiceBuilder;
+use tower::ServiceExt;
+use tower::layer::util::{Identity, Stack};
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::load_shed::LoadShedLayer;
 
@@ -120,11 +125,66 @@ pub async fn bind(listen: &str) -> Result<TcpListener, Error> {
         .map_err(|e| Error::unavailable(format!("cannot listen on {listen}: {e}")))
 }
 
+/// The layers every request to a service passes, over TCP or in process: its trace span,
+/// the deadline, load shedding at the concurrency limit (one semaphore shared by every
+/// clone), and verification of the tenant context.
+type Layers = Stack<
+    TenantLayer,
+    Stack<
+        GlobalConcurrencyLimitLayer,
+        Stack<LoadShedLayer, Stack<DeadlineLayer, Stack<GrpcTraceLayer, Identity>>>,
+    >,
+>;
+
+fn layers(service: &BuiltService, verifier: Arc<Verifier>, config: &ServerConfig) -> Layers {
+    ServiceBuilder::new()
+        .layer(GrpcTraceLayer::new(vec![
+            service.grpc_name.to_owned(),
+            "grpc.health.v1.Health".to_owned(),
+            "grpc.reflection.v1.ServerReflection".to_owned(),
+            "grpc.reflection.v1alpha.ServerReflection".to_owned(),
+        ]))
+        .layer(DeadlineLayer::new(Duration::from_millis(
+            config.request_timeout_ms.max(1),
+        )))
+        .layer(LoadShedLayer::new())
+        .layer(GlobalConcurrencyLimitLayer::new(
+            config.concurrency_limit.max(1),
+        ))
+        .layer(TenantLayer::new(verifier).with_exempt_paths(service.exempt_paths.clone()))
+        .into_inner()
+}
+
+/// `service`'s routes behind `layers`, as an in-process peer calls them: errors a layer
+/// returns (shed load, a refused context) become gRPC statuses, as the TCP server's
+/// error recovery makes them.
+fn local_service(routes: Routes, layers: Layers) -> LocalService {
+    let service = ServiceBuilder::new()
+        .layer(RecoverErrorLayer::new())
+        .layer(layers)
+        .service(routes);
+    LocalService::new(ServiceExt::<http::Request<Body>>::map_response(
+        service,
+        |response| response.map(Body::new),
+    ))
+}
+
 /// Serves `service` on `listener` until `shutdown` resolves, then drains and returns.
 pub async fn serve(
     service: BuiltService,
     listener: TcpListener,
     verifier: Arc<Verifier>,
+    config: &ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    let stack = layers(&service, verifier, config);
+    serve_layered(service, stack, listener, config, shutdown).await
+}
+
+async fn serve_layered(
+    service: BuiltService,
+    stack: Layers,
+    listener: TcpListener,
     config: &ServerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
@@ -166,23 +226,6 @@ pub async fn serve(
             }
         }
     });
-
-    let stack = ServiceBuilder::new()
-        .layer(GrpcTraceLayer::new(vec![
-            grpc_name.to_owned(),
-            "grpc.health.v1.Health".to_owned(),
-            "grpc.reflection.v1.ServerReflection".to_owned(),
-            "grpc.reflection.v1alpha.ServerReflection".to_owned(),
-        ]))
-        .layer(DeadlineLayer::new(Duration::from_millis(
-            config.request_timeout_ms.max(1),
-        )))
-        .layer(LoadShedLayer::new())
-        .layer(GlobalConcurrencyLimitLayer::new(
-            config.concurrency_limit.max(1),
-        ))
-        .layer(TenantLayer::new(verifier).with_exempt_paths(service.exempt_paths))
-        .into_inner();
 
     let drain = Duration::from_secs(config.drain_seconds);
     let name = service.name;
@@ -292,12 +335,21 @@ pub struct RunningService {
     pub readiness: Readiness,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<Result<(), Error>>,
+    /// Present while in-process peers may call it; dropped with the service.
+    in_process: Option<Registration>,
 }
 
 impl RunningService {
     /// `http://<address>`, for clients.
     pub fn endpoint(&self) -> String {
         format!("http://{}", self.address)
+    }
+
+    /// `inproc://NAME` when in-process peers can call it ([`spawn_in_process`]).
+    pub fn in_process_endpoint(&self) -> Option<String> {
+        self.in_process.as_ref().map(|registration| {
+            format!("{}{}", codectx_clients::local::SCHEME, registration.name())
+        })
     }
 
     /// Starts the drain and waits for the server to stop.
@@ -326,6 +378,42 @@ pub fn spawn(
     config: &ServerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<RunningService, Error> {
+    start(service, listener, verifier, config, shutdown, None)
+}
+
+/// Like [`spawn`], and also answers in-process peers that name it `inproc://NAME`
+/// ([`codectx_clients::local`]) until the returned service is dropped. Both paths pass
+/// the same layers, one concurrency limit included.
+pub fn spawn_in_process(
+    service: BuiltService,
+    listener: TcpListener,
+    verifier: Arc<Verifier>,
+    config: &ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    name: &str,
+) -> Result<RunningService, Error> {
+    start(service, listener, verifier, config, shutdown, Some(name))
+}
+
+fn start(
+    service: BuiltService,
+    listener: TcpListener,
+    verifier: Arc<Verifier>,
+    config: &ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    in_process: Option<&str>,
+) -> Result<RunningService, Error> {
+    let stack = layers(&service, verifier, config);
+    let in_process = match in_process {
+        Some(name) => Some(
+            codectx_clients::local::register(
+                name,
+                local_service(service.routes.clone(), stack.clone()),
+            )
+            .map_err(Error::internal)?,
+        ),
+        None => None,
+    };
     let address = listener
         .local_addr()
         .map_err(|e| Error::internal(format!("listener address: {e}")))?;
@@ -340,7 +428,7 @@ pub fn spawn(
                 _ = stop_rx => {},
             }
         };
-        serve(service, listener, verifier, &config, signal).await
+        serve_layered(service, stack, listener, &config, signal).await
     });
     Ok(RunningService {
         name,
@@ -348,6 +436,7 @@ pub fn spawn(
         readiness,
         stop: Some(stop_tx),
         task,
+        in_process,
     })
 }
 
