@@ -224,12 +224,12 @@ async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
         lexical_load_wait_ms: codectx_core::limits::INDEX_LOAD_WAIT_SECONDS * 1000,
         lexical_stale_wait_ms: codectx_lexical_ranker::STALE_WAIT_MS,
         lexical_cache_mib: codectx_lexical_ranker::Config::default().cache_mib,
+        transport: Default::default(),
     })
     .await?;
     let endpoint = |kind: ServiceKind| {
         stack
-            .endpoint(kind)
-            .map(codectx_clients::PeerConfig::single)
+            .peer(kind)
             .ok_or_else(|| anyhow::anyhow!("{} did not start", kind.name()))
     };
     let engine = codectx_gateway::compression_engine(&persistent_compression(&args.data))?;
@@ -312,6 +312,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         lexical_load_wait_ms: codectx_core::limits::INDEX_LOAD_WAIT_SECONDS * 1000,
         lexical_stale_wait_ms: codectx_lexical_ranker::STALE_WAIT_MS,
         lexical_cache_mib: codectx_lexical_ranker::Config::default().cache_mib,
+        transport: Default::default(),
     })
     .await?;
     let watching = if args.no_watch {

@@ -1,5 +1,7 @@
 //! Starts any subset of the seven services in one process, each on its own loopback port,
-//! talking real gRPC to each other through the same `build()` the binaries use.
+//! talking real gRPC to each other through the same `build()` the binaries use. By
+//! default the services of one stack call each other in process (`inproc://`, ADR 0016):
+//! the same requests, metadata and server layers, without the loopback socket and HTTP/2.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -117,6 +119,29 @@ pub enum VectorBackend {
     },
 }
 
+/// How the services of one stack call each other.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum PeerTransport {
+    /// Through each service's layered routes in this process (`inproc://`, ADR 0016).
+    #[default]
+    InProcess,
+    /// gRPC over HTTP/2 on loopback TCP, as separate processes or pods call each other.
+    Loopback,
+}
+
+impl PeerTransport {
+    /// How reports name it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            PeerTransport::InProcess => "in process",
+            PeerTransport::Loopback => "over loopback gRPC",
+        }
+    }
+}
+
+/// Tells stacks in one process apart in their in-process names.
+static STACKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// How to start a stack.
 #[derive(Debug, Clone)]
 pub struct StackOptions {
@@ -154,6 +179,9 @@ pub struct StackOptions {
     pub lexical_stale_wait_ms: u64,
     /// Memory for lexical-ranker's cached indexes, in MiB (its `cache_mib`).
     pub lexical_cache_mib: u64,
+    /// How the started services call each other (a peer this stack does not start is
+    /// always called over loopback TCP).
+    pub transport: PeerTransport,
 }
 
 impl StackOptions {
@@ -176,6 +204,7 @@ impl StackOptions {
             lexical_load_wait_ms: codectx_core::limits::INDEX_LOAD_WAIT_SECONDS * 1000,
             lexical_stale_wait_ms: codectx_lexical_ranker::STALE_WAIT_MS,
             lexical_cache_mib: codectx_lexical_ranker::Config::default().cache_mib,
+            transport: PeerTransport::default(),
         }
     }
 }
@@ -184,6 +213,8 @@ impl StackOptions {
 #[derive(Debug)]
 pub struct Stack {
     running: Vec<RunningService>,
+    /// The `inproc://` endpoint of each started service, with the in-process transport.
+    in_process: BTreeMap<ServiceKind, String>,
     pub graph_store: Arc<dyn Store>,
     endpoints: BTreeMap<ServiceKind, String>,
     gateway_http: Option<SocketAddr>,
@@ -226,7 +257,18 @@ impl Stack {
             endpoints.insert(*kind, format!("http://{address}"));
             listeners.insert(*kind, listener);
         }
+        let stack_id = STACKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let in_process: BTreeMap<ServiceKind, String> = match options.transport {
+            PeerTransport::InProcess => kinds
+                .iter()
+                .map(|kind| (*kind, format!("stack-{stack_id}/{}", kind.name())))
+                .collect(),
+            PeerTransport::Loopback => BTreeMap::new(),
+        };
         let peer = |kind: ServiceKind| -> PeerConfig {
+            if let Some(name) = in_process.get(&kind) {
+                return PeerConfig::single(format!("{}{name}", codectx_clients::local::SCHEME));
+            }
             let port = if options.grpc_base_port == 0 {
                 0
             } else {
@@ -276,6 +318,7 @@ impl Stack {
         let mut http_task = None;
         let mut take =
             |kind: ServiceKind| -> TcpListener { listeners.remove(&kind).expect("bound above") };
+        let kinds_started = kinds.clone();
         for kind in kinds {
             let server = server_config(&endpoints[&kind], options.drain_seconds);
             let service = match kind {
@@ -401,16 +444,32 @@ impl Stack {
                 Some(service) => service,
                 None => authz_service.take().expect("authz is served once"),
             };
-            running.push(codectx_runtime::spawn(
-                service,
-                take(kind),
-                verifier.clone(),
-                &server,
-                stopped(),
-            )?);
+            running.push(match in_process.get(&kind) {
+                Some(name) => codectx_runtime::spawn_in_process(
+                    service,
+                    take(kind),
+                    verifier.clone(),
+                    &server,
+                    stopped(),
+                    name,
+                )?,
+                None => codectx_runtime::spawn(
+                    service,
+                    take(kind),
+                    verifier.clone(),
+                    &server,
+                    stopped(),
+                )?,
+            });
         }
+        let in_process = running
+            .iter()
+            .zip(&kinds_started)
+            .filter_map(|(service, kind)| Some((*kind, service.in_process_endpoint()?)))
+            .collect();
         Ok(Stack {
             running,
+            in_process,
             graph_store,
             endpoints,
             gateway_http,
@@ -429,6 +488,15 @@ impl Stack {
 
     pub fn endpoints(&self) -> &BTreeMap<ServiceKind, String> {
         &self.endpoints
+    }
+
+    /// How a client in this process reaches `kind`: in process when the stack's services
+    /// call each other so, otherwise over loopback.
+    pub fn peer(&self, kind: ServiceKind) -> Option<PeerConfig> {
+        self.in_process
+            .get(&kind)
+            .or_else(|| self.endpoints.get(&kind))
+            .map(PeerConfig::single)
     }
 
     /// Waits up to `timeout` for `kind` to report SERVING on the gRPC health service

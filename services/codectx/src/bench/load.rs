@@ -103,6 +103,8 @@ fn process_cpu() -> Duration {
 #[derive(Debug, Clone, Serialize)]
 pub struct LoadReport {
     pub clients: usize,
+    /// How the services called each other ([`crate::stack::PeerTransport::describe`]).
+    pub peers: &'static str,
     pub duration_seconds: f64,
     pub calls: u64,
     pub calls_per_second: f64,
@@ -219,6 +221,7 @@ pub async fn run(
     let elapsed = started.elapsed().as_secs_f64();
     let mut report = LoadReport {
         clients,
+        peers: "",
         duration_seconds: elapsed,
         calls: 0,
         calls_per_second: 0.0,
@@ -284,6 +287,8 @@ impl RateReport {
 pub struct OpenLoopReport {
     /// MCP sessions the arrivals are spread over.
     pub sessions: usize,
+    /// How the services called each other ([`crate::stack::PeerTransport::describe`]).
+    pub peers: &'static str,
     pub p95_limit_ms: f64,
     pub rates: Vec<RateReport>,
     /// The highest offered rate within the goal; None when no rate was.
@@ -427,6 +432,7 @@ pub async fn open_loop(
     }
     Ok(OpenLoopReport {
         sessions,
+        peers: "",
         p95_limit_ms: KNEE_P95_MS,
         knee_per_second: knee(&reports),
         rates: reports,

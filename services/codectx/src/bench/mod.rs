@@ -32,7 +32,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::indexing::{self, IndexArgs};
-use crate::stack::{GraphBackend, ServiceKind, Stack, StackOptions, VectorBackend};
+use crate::stack::{GraphBackend, PeerTransport, ServiceKind, Stack, StackOptions, VectorBackend};
 use client::{CallOutcome, McpClient};
 use score::{Evidence, Scored};
 use workload::{Expected, Question, Session, Workload};
@@ -120,6 +120,10 @@ pub struct BenchArgs {
     /// Send Milvus filters as templates with parameters (Milvus 2.5+ servers).
     #[arg(long, requires = "milvus")]
     pub milvus_filter_templates: bool,
+    /// How the stack's services call each other: in process, as `codectx up` runs them
+    /// (ADR 0016), or over loopback gRPC, as separate processes and pods do.
+    #[arg(long, value_enum, default_value_t = PeerTransport::InProcess)]
+    pub peers: PeerTransport,
 }
 
 impl BenchArgs {
@@ -531,6 +535,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
             code_floors: args.code_floors,
             graph: args.graph_backend(),
             vectors: args.vector_backend(*arm),
+            transport: args.peers,
             ..StackOptions::ephemeral(args.data.clone())
         })
         .await?;
@@ -701,6 +706,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
             let mut report =
                 load::run(&url, &api_key, &calls, args.concurrency, args.duration).await?;
             report.services = load::service_latency(&before, &metrics.snapshot());
+            report.peers = args.peers.describe();
             load_report = Some(report);
         }
         if *arm == Arm::Hybrid && !args.rates.is_empty() {
@@ -708,17 +714,17 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
                 .iter()
                 .flat_map(|q| modes.iter().filter_map(|m| ask(q, *m)))
                 .collect();
-            open_loop_report = Some(
-                load::open_loop(
-                    &url,
-                    &api_key,
-                    &calls,
-                    &args.rates,
-                    args.duration,
-                    args.open_loop_sessions,
-                )
-                .await?,
-            );
+            let mut report = load::open_loop(
+                &url,
+                &api_key,
+                &calls,
+                &args.rates,
+                args.duration,
+                args.open_loop_sessions,
+            )
+            .await?;
+            report.peers = args.peers.describe();
+            open_loop_report = Some(report);
         }
         stack.stop().await?;
     }

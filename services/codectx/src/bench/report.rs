@@ -360,8 +360,9 @@ impl Report {
     fn open_loop_table(open_loop: &OpenLoopReport, out: &mut String) {
         let _ = writeln!(
             out,
-            "Open loop (hybrid, {} MCP sessions; latency from each call's scheduled time): knee {} (the highest offered rate with p95 under {:.0} ms and nothing failed, timed out or dropped).\n",
+            "Open loop (hybrid, {} MCP sessions, services called {}; latency from each call's scheduled time): knee {} (the highest offered rate with p95 under {:.0} ms and nothing failed, timed out or dropped).\n",
             open_loop.sessions,
+            open_loop.peers,
             open_loop
                 .knee_per_second
                 .map_or_else(|| "none".to_owned(), |k| format!("{k:.0} calls/s")),
@@ -391,9 +392,10 @@ impl Report {
     fn load_tables(load: &LoadReport, out: &mut String) {
         let _ = writeln!(
             out,
-            "Load: {} concurrent MCP clients for {:.0} s (hybrid): {} calls, {:.1} calls/s, {} ms of CPU per call (the whole stack and its load clients), host steal {}%, {} errors, {} timeouts.\n",
+            "Load: {} concurrent MCP clients for {:.0} s (hybrid, services called {}): {} calls, {:.1} calls/s, {} ms of CPU per call (the whole stack and its load clients), host steal {}%, {} errors, {} timeouts.\n",
             load.clients,
             load.duration_seconds,
+            load.peers,
             load.calls,
             load.calls_per_second,
             number(load.cpu_ms_per_call, 2),
