@@ -32,6 +32,8 @@ pub struct Hardware {
     pub cores: usize,
     pub memory_gib: f64,
     pub os: String,
+    /// The vector scan's dot-product kernel on this CPU (`avx2` or `portable`, ADR 0017).
+    pub vector_kernel: &'static str,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -159,13 +161,14 @@ impl Report {
         let _ = writeln!(out, "### Workload `{}`\n", self.workload);
         let _ = writeln!(
             out,
-            "Run {} at codectx {} on {} ({} cores, {:.0} GiB, {}); estimator {}.\n",
+            "Run {} at codectx {} on {} ({} cores, {:.0} GiB, {}, vector kernel {}); estimator {}.\n",
             self.started_at,
             self.codectx_commit.as_deref().unwrap_or("(unknown commit)"),
             self.hardware.cpu,
             self.hardware.cores,
             self.hardware.memory_gib,
             self.hardware.os,
+            self.hardware.vector_kernel,
             self.estimator
         );
         let _ = writeln!(out, "Command: `{}`\n", self.command);
@@ -503,6 +506,7 @@ fn hardware() -> Hardware {
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         memory_gib: memory_kib / 1024.0 / 1024.0,
         os: format!("{} {}", std::env::consts::OS, release.trim()),
+        vector_kernel: codectx_kernels::dot_kernel(),
     }
 }
 
