@@ -328,7 +328,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         );
     }
     println!(
-        "(services talk plaintext gRPC on loopback only; across a network each service sets server.tls and peers.*.tls: docs/security.md)"
+        "(services call each other in process and listen for plaintext gRPC on loopback only; across a network each service sets server.tls and peers.*.tls: docs/security.md)"
     );
     println!();
     println!("services (gRPC, health and reflection on each):");
