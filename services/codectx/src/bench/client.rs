@@ -50,7 +50,15 @@ impl McpClient {
     pub async fn connect(url: &str, api_key: &str) -> anyhow::Result<McpClient> {
         let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
             .auth_header(api_key.to_owned());
-        let transport = StreamableHttpClientTransport::from_config(config);
+        // rmcp's default client opens a connection per request (pooling off); agents'
+        // HTTP clients keep theirs (the official Python SDK's httpx does), and so does
+        // this one: the bench measures the stack, not TCP set-up in its own clients.
+        let http = reqwest_rmcp::Client::builder()
+            .redirect(reqwest_rmcp::redirect::Policy::none())
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| anyhow::anyhow!("cannot build the MCP HTTP client: {e}"))?;
+        let transport = StreamableHttpClientTransport::with_client(http, config);
         let service = ()
             .serve(transport)
             .await
