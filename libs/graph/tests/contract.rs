@@ -1398,6 +1398,29 @@ async fn writes_a_graph_larger_than_one_transaction(store: &dyn GraphStore, hub:
             .unwrap();
         assert_eq!(callers.hits.len(), 1, "pkg{f}");
     }
+    // Nodes by id, for lists of every size around the stores' statement shapes and
+    // beyond one statement's parameters; an unknown id is skipped.
+    let ids: Vec<String> = nodes
+        .iter()
+        .flatten()
+        .step_by(7)
+        .map(|n| n.id.clone())
+        .collect();
+    for len in [1usize, 2, 3, 4, 5, 7, 8, 9, 100, 511, 512, 513, 1_500] {
+        let mut asked = ids[..len].to_vec();
+        asked.push("n_missing".into());
+        let mut found: Vec<String> = store
+            .nodes(&graph, &asked)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|n| n.id)
+            .collect();
+        found.sort();
+        let mut want = ids[..len].to_vec();
+        want.sort();
+        assert_eq!(found, want, "{len} ids");
+    }
     if hub {
         // Every function but each file's first, and the first of file 30.
         assert_eq!(
