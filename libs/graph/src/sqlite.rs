@@ -52,10 +52,6 @@ CREATE TABLE IF NOT EXISTS nodes (
     doc TEXT NOT NULL DEFAULT '',
     UNIQUE (gid, id)
 );
-CREATE INDEX IF NOT EXISTS nodes_by_name ON nodes (gid, name);
-CREATE INDEX IF NOT EXISTS nodes_by_qualified_name ON nodes (gid, qualified_name);
-CREATE INDEX IF NOT EXISTS nodes_by_path ON nodes (gid, path, start_line);
-CREATE INDEX IF NOT EXISTS nodes_by_owner ON nodes (oid);
 CREATE TABLE IF NOT EXISTS edges (
     oid INTEGER NOT NULL,
     src INTEGER NOT NULL,
@@ -66,8 +62,24 @@ CREATE TABLE IF NOT EXISTS edges (
 );
 ";
 
+/// The node table's secondary indexes, kept apart from [`SCHEMA`] because a bulk write
+/// drops and rebuilds them ([`rebuild_indexes`]); `UNIQUE (gid, id)` stays, the write
+/// finds nodes through it.
+const NODE_INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS nodes_by_name ON nodes (gid, name);
+CREATE INDEX IF NOT EXISTS nodes_by_qualified_name ON nodes (gid, qualified_name);
+CREATE INDEX IF NOT EXISTS nodes_by_path ON nodes (gid, path, start_line);
+CREATE INDEX IF NOT EXISTS nodes_by_owner ON nodes (oid);
+";
+const DROP_NODE_INDEXES: &str = "
+DROP INDEX IF EXISTS nodes_by_name;
+DROP INDEX IF EXISTS nodes_by_qualified_name;
+DROP INDEX IF EXISTS nodes_by_path;
+DROP INDEX IF EXISTS nodes_by_owner;
+";
+
 /// The edge table's indexes, kept apart from [`SCHEMA`] because a bulk write drops and
-/// rebuilds them ([`rebuild_edge_indexes`]).
+/// rebuilds them ([`rebuild_indexes`]).
 const EDGE_INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS edges_out ON edges (src, kind);
 CREATE INDEX IF NOT EXISTS edges_in ON edges (dst, kind);
@@ -81,15 +93,19 @@ DROP INDEX IF EXISTS edges_by_owner;
 
 /// Below this many edges a write keeps the edge indexes and inserts into them.
 const BULK_EDGES: usize = 20_000;
+/// Below this many written nodes a write keeps the node indexes and inserts into them.
+const BULK_NODES: usize = 20_000;
 
-/// Whether a write of `incoming` edges into a table whose largest rowid is `stored`
-/// (at least its row count) drops the edge indexes and builds them again after the
-/// inserts: one sort per index instead of an ordered B-tree insert per edge and index.
-/// It pays when the write at least doubles the table, as a first index does: the Python
-/// standard library's first write (78k symbols, 642k edges) took 2.98-3.11 s instead of
-/// 3.24-3.30 s (docs/BENCHMARKS.md, "Session of 2026-12-04").
-fn rebuild_edge_indexes(incoming: usize, stored: i64) -> bool {
-    incoming >= BULK_EDGES && incoming as i64 >= stored
+/// Whether a write of `incoming` rows (at least `bulk`) into a table whose largest rowid
+/// is `stored` (at least its row count) drops the table's secondary indexes and builds
+/// them again after the inserts: one sort per index instead of an ordered B-tree insert
+/// per row and index. It pays when the write at least doubles the table, as a first
+/// index does: the Python standard library's first write (196k nodes, 642k edges) took
+/// 2.98-3.11 s instead of 3.24-3.30 s with the edges' rebuilt (docs/BENCHMARKS.md,
+/// "Session of 2026-12-04"), and 3.10-3.14 s instead of 3.83-4.39 s with the nodes'
+/// rebuilt as well ("Session of 2026-12-05").
+fn rebuild_indexes(incoming: usize, stored: i64, bulk: usize) -> bool {
+    incoming >= bulk && incoming as i64 >= stored
 }
 
 /// Edge kinds as stored: numbered in the order of their names, so `ORDER BY kind` sorts
@@ -480,6 +496,7 @@ impl SqliteGraphStore {
             )
             .map_err(storage)?;
         connection.execute_batch(SCHEMA).map_err(storage)?;
+        connection.execute_batch(NODE_INDEXES).map_err(storage)?;
         connection.execute_batch(EDGE_INDEXES).map_err(storage)?;
         migrate(&mut connection)?;
         connection
@@ -728,8 +745,9 @@ impl GraphStore for SqliteGraphStore {
                 // and nodes no owner of this batch writes any more go.
                 let written: std::collections::HashSet<&str> =
                     owners.iter().flat_map(|o| o.nodes.iter().map(|n| n.id.as_str())).collect();
-                let mut nids: HashMap<&str, i64> = HashMap::new();
-                let mut oids = Vec::with_capacity(owners.len());
+                // First what each owner holds (through nodes_by_owner, which a bulk write
+                // drops below), then the writes.
+                let mut held = Vec::with_capacity(owners.len());
                 for owner in &owners {
                     let oid: i64 = put_owner.query_row(params![gid, owner.owner, owner.hash], |r| r.get(0)).map_err(storage)?;
                     delete_edges.execute(params![oid]).map_err(storage)?;
@@ -753,6 +771,23 @@ impl GraphStore for SqliteGraphStore {
                             }
                         }
                     }
+                    held.push((oid, unchanged, stale));
+                }
+                let nodes_written = owners
+                    .iter()
+                    .zip(&held)
+                    .map(|(owner, (_, unchanged, _))| owner.nodes.len() - unchanged.len())
+                    .sum::<usize>();
+                let stored_nodes: i64 = tx
+                    .query_row("SELECT coalesce(max(nid), 0) FROM nodes", [], |r| r.get(0))
+                    .map_err(storage)?;
+                let rebuild_nodes = rebuild_indexes(nodes_written, stored_nodes, BULK_NODES);
+                if rebuild_nodes {
+                    tx.execute_batch(DROP_NODE_INDEXES).map_err(storage)?;
+                }
+                let mut nids: HashMap<&str, i64> = HashMap::new();
+                let mut oids = Vec::with_capacity(owners.len());
+                for (owner, (oid, unchanged, stale)) in owners.iter().zip(held) {
                     for n in &owner.nodes {
                         if let Some(&nid) = unchanged.get(n.id.as_str()) {
                             nids.insert(n.id.as_str(), nid);
@@ -788,6 +823,9 @@ impl GraphStore for SqliteGraphStore {
                     }
                     oids.push(oid);
                 }
+                if rebuild_nodes {
+                    tx.execute_batch(NODE_INDEXES).map_err(storage)?;
+                }
                 let mut resolve = |id: &str, nids: &HashMap<&str, i64>| -> Result<Option<i64>, Error> {
                     if let Some(nid) = nids.get(id) {
                         return Ok(Some(*nid));
@@ -800,7 +838,7 @@ impl GraphStore for SqliteGraphStore {
                 let stored: i64 = tx
                     .query_row("SELECT coalesce(max(rowid), 0) FROM edges", [], |r| r.get(0))
                     .map_err(storage)?;
-                let rebuild = rebuild_edge_indexes(edges_written, stored);
+                let rebuild = rebuild_indexes(edges_written, stored, BULK_EDGES);
                 if rebuild {
                     tx.execute_batch(DROP_EDGE_INDEXES).map_err(storage)?;
                 }
@@ -1100,17 +1138,17 @@ mod bulk_write_tests {
     use super::*;
 
     #[test]
-    fn a_write_rebuilds_the_edge_indexes_when_large_and_at_least_as_large_as_the_table() {
+    fn a_write_rebuilds_a_tables_indexes_when_large_and_at_least_as_large_as_the_table() {
         // The first index of a repository.
-        assert!(rebuild_edge_indexes(BULK_EDGES, 0));
-        assert!(rebuild_edge_indexes(600_000, 0));
+        assert!(rebuild_indexes(BULK_EDGES, 0, BULK_EDGES));
+        assert!(rebuild_indexes(600_000, 0, BULK_EDGES));
         // A small write, even into an empty file: inserting is cheaper than sorting.
-        assert!(!rebuild_edge_indexes(BULK_EDGES - 1, 0));
+        assert!(!rebuild_indexes(BULK_EDGES - 1, 0, BULK_EDGES));
         // A re-index of one file, or a new repository beside a larger one.
-        assert!(!rebuild_edge_indexes(40, 600_000));
-        assert!(!rebuild_edge_indexes(100_000, 600_000));
+        assert!(!rebuild_indexes(40, 600_000, BULK_EDGES));
+        assert!(!rebuild_indexes(100_000, 600_000, BULK_EDGES));
         // A write that at least doubles the table.
-        assert!(rebuild_edge_indexes(600_000, 600_000));
+        assert!(rebuild_indexes(600_000, 600_000, BULK_EDGES));
     }
 }
 

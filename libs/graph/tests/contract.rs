@@ -1273,8 +1273,9 @@ async fn neo4j_writes_a_graph_larger_than_one_transaction() {
     writes_a_graph_larger_than_one_transaction(&store, true).await;
 }
 
-/// On SQLite the same write is a bulk write: it drops the edge indexes and builds them
-/// again after the inserts; reads and the rewrite after it find every edge by them.
+/// On SQLite the same write is a bulk write: it drops the node and edge indexes and
+/// builds them again after the inserts; reads and the rewrite after it find every node
+/// and edge by them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_writes_a_graph_larger_than_one_transaction() {
     let dir = tempfile::tempdir().unwrap();
@@ -1293,6 +1294,19 @@ async fn sqlite_writes_a_graph_larger_than_one_transaction() {
             "SELECT src FROM edges WHERE dst = 1 AND kind = 10",
         ),
         ("edges_by_owner", "SELECT src FROM edges WHERE oid = 1"),
+        (
+            "nodes_by_name",
+            "SELECT nid FROM nodes WHERE gid = 1 AND name = 'F1'",
+        ),
+        (
+            "nodes_by_qualified_name",
+            "SELECT nid FROM nodes WHERE gid = 1 AND qualified_name = 'pkg1.F1'",
+        ),
+        (
+            "nodes_by_path",
+            "SELECT nid FROM nodes WHERE gid = 1 AND path = 'pkg1/file.go'",
+        ),
+        ("nodes_by_owner", "SELECT nid FROM nodes WHERE oid = 1"),
     ] {
         let plan: String = connection
             .query_row(&format!("EXPLAIN QUERY PLAN {read}"), [], |r| r.get(3))
@@ -1398,6 +1412,11 @@ async fn writes_a_graph_larger_than_one_transaction(store: &dyn GraphStore, hub:
             .unwrap();
         assert_eq!(callers.hits.len(), 1, "pkg{f}");
     }
+    // By name across every file of the write (on SQLite, through the rebuilt index).
+    assert_eq!(
+        store.nodes_by_name(&graph, "F1", 100).await.unwrap().len(),
+        files
+    );
     // Nodes by id, for lists of every size around the stores' statement shapes and
     // beyond one statement's parameters; an unknown id is skipped.
     let ids: Vec<String> = nodes
