@@ -5,6 +5,7 @@ pub mod doc;
 pub mod go;
 pub mod java;
 pub mod javascript;
+pub mod kinds;
 pub mod languages;
 pub mod python;
 pub mod references;

@@ -4,9 +4,12 @@
 //! receivers, type hints and constructor assignments as bindings, `raise X("...")`
 //! messages, and tests by pytest/unittest conventions.
 
+use std::sync::LazyLock;
+
 use tree_sitter::Node as SyntaxNode;
 
-use super::{Builder, NewSymbol, argument_count, children, end_line, line, string_value};
+use super::kinds::KindTable;
+use super::{Builder, Language, NewSymbol, argument_count, children, end_line, line, string_value};
 use crate::layout::{Layout, file_name};
 
 struct Context<'a> {
@@ -495,16 +498,30 @@ fn raise(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
     }
 }
 
-/// Calls (and, in tests, references) inside an expression.
+const CALL: u16 = 1;
+const BLOCK: u16 = 1 << 1;
+
+/// Calls (and, in tests, references) inside an expression, in source order; nested
+/// blocks are statements of their own.
 fn expressions(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
-    if node.kind() == "call" {
-        call(node, scope, b);
-    }
-    for child in children(node) {
-        if matches!(child.kind(), "block") {
-            continue;
+    static KINDS: LazyLock<KindTable> = LazyLock::new(|| {
+        KindTable::new(
+            &Language::Python.grammar(),
+            &[(CALL, &["call"]), (BLOCK, &["block"])],
+        )
+    });
+    let mut stack = vec![node];
+    let mut cursor = node.walk();
+    while let Some(node) = stack.pop() {
+        if KINDS.is(node, CALL) {
+            call(node, scope, b);
         }
-        expressions(child, scope, b);
+        let at = stack.len();
+        stack.extend(
+            node.named_children(&mut cursor)
+                .filter(|child| !KINDS.is(*child, BLOCK)),
+        );
+        stack[at..].reverse();
     }
 }
 

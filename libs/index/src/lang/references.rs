@@ -9,8 +9,11 @@
 
 use std::collections::HashSet;
 
+use std::num::NonZeroU16 as FieldId;
+
 use tree_sitter::Node as SyntaxNode;
 
+use super::kinds::{KindTable, PerLanguage};
 use super::{Builder, Language, line};
 use crate::facts::ReferenceFact;
 
@@ -201,39 +204,125 @@ fn spec(language: Language) -> Option<&'static Spec> {
     }
 }
 
+// What a node kind is to this pass, by kind id ([`Tables`]).
+const IDENTIFIER: u16 = 1;
+const MEMBER: u16 = 1 << 1;
+const DECLARING_PARENT: u16 = 1 << 2;
+const PATTERN: u16 = 1 << 3;
+const IGNORED: u16 = 1 << 4;
+/// `self`, `this`, a package name or a path: a receiver worth resolving by its kind.
+const RECEIVER: u16 = 1 << 5;
+const STRING: u16 = 1 << 6;
+const TYPE: u16 = 1 << 7;
+const LITERAL_ELEMENT: u16 = 1 << 8;
+const KEYED_ELEMENT: u16 = 1 << 9;
+
+/// A [`Spec`] resolved against one grammar: kinds and fields by id.
+struct Tables {
+    kinds: KindTable,
+    /// By kind id: a member access's (object, property) fields.
+    members: Vec<Option<(Option<u16>, Option<u16>)>>,
+    /// By kind id: the fields in which an identifier child declares a name.
+    declares: Vec<Vec<FieldId>>,
+}
+
+impl Tables {
+    fn new(grammar: &tree_sitter::Language, spec: &Spec) -> Tables {
+        let member_kinds: Vec<&str> = spec.members.iter().map(|(kind, _, _)| *kind).collect();
+        let kinds = KindTable::new(
+            grammar,
+            &[
+                (IDENTIFIER, spec.identifiers),
+                (MEMBER, &member_kinds),
+                (DECLARING_PARENT, spec.declaring_parents),
+                (PATTERN, spec.patterns),
+                (IGNORED, spec.ignored),
+                (
+                    RECEIVER,
+                    &[
+                        "self",
+                        "this",
+                        "package_identifier",
+                        "scoped_identifier",
+                        "crate",
+                        "super",
+                    ],
+                ),
+                (STRING, &["string"]),
+                (TYPE, &["type"]),
+                (LITERAL_ELEMENT, &["literal_element"]),
+                (KEYED_ELEMENT, &["keyed_element"]),
+            ],
+        );
+        let field = |name: &str| grammar.field_id_for_name(name);
+        let ids = 0..grammar.node_kind_count() as u16;
+        let members = ids
+            .clone()
+            .map(|id| {
+                let name = grammar.node_kind_for_id(id)?;
+                let (_, object, property) = spec.members.iter().find(|(k, _, _)| *k == name)?;
+                Some((field(object).map(u16::from), field(property).map(u16::from)))
+            })
+            .collect();
+        let declares = ids
+            .map(|id| match grammar.node_kind_for_id(id) {
+                Some(name) => spec
+                    .declares
+                    .iter()
+                    .filter(|(kind, _)| *kind == name)
+                    .filter_map(|(_, f)| field(f))
+                    .collect(),
+                None => Vec::new(),
+            })
+            .collect();
+        Tables {
+            kinds,
+            members,
+            declares,
+        }
+    }
+
+    fn member(&self, node: SyntaxNode<'_>) -> Option<(Option<u16>, Option<u16>)> {
+        self.members.get(node.kind_id() as usize).copied().flatten()
+    }
+}
+
 /// Receivers worth resolving: a name, `self`/`this`, or a short dotted path of names.
-fn is_simple_receiver(node: SyntaxNode<'_>, spec: &Spec) -> bool {
-    matches!(node.kind(), "self" | "this" | "package_identifier")
-        || spec.identifiers.contains(&node.kind())
-        || (spec.members.iter().any(|(k, _, _)| *k == node.kind())
+fn is_simple_receiver(node: SyntaxNode<'_>, tables: &Tables) -> bool {
+    let flags = tables.kinds.flags(node);
+    flags & (RECEIVER | IDENTIFIER) != 0
+        || (flags & MEMBER != 0
             && node.end_byte() - node.start_byte() <= 80
-            && node.child(0).is_some_and(|c| is_simple_receiver(c, spec)))
-        || (node.kind() == "scoped_identifier" || node.kind() == "crate" || node.kind() == "super")
+            && node.child(0).is_some_and(|c| is_simple_receiver(c, tables)))
 }
 
 /// Whether identifier `node` (whose parent is `parent`) declares a name (climbing through
 /// pattern nodes). The parent comes from the walk: `Node::parent` searches down from the
 /// root, which costs more than the rest of the pass on a long module.
-fn declares(node: SyntaxNode<'_>, parent: Option<SyntaxNode<'_>>, spec: &Spec) -> bool {
+fn declares(node: SyntaxNode<'_>, parent: Option<SyntaxNode<'_>>, tables: &Tables) -> bool {
     let mut child = node;
     let mut parent = parent;
     while let Some(p) = parent {
-        if spec.patterns.contains(&p.kind()) {
+        let flags = tables.kinds.flags(p);
+        if flags & PATTERN != 0 {
             child = p;
             parent = p.parent();
             continue;
         }
-        if spec.declaring_parents.contains(&p.kind()) {
+        if flags & DECLARING_PARENT != 0 {
             return true;
         }
-        for (kind, field) in spec.declares {
-            if p.kind() == *kind {
-                let mut cursor = p.walk();
-                if p.children_by_field_name(field, &mut cursor)
-                    .any(|c| c.id() == child.id())
-                {
-                    return true;
-                }
+        for field in tables
+            .declares
+            .get(p.kind_id() as usize)
+            .into_iter()
+            .flatten()
+        {
+            let mut cursor = p.walk();
+            if p.children_by_field_id(*field, &mut cursor)
+                .any(|c| c.id() == child.id())
+            {
+                return true;
             }
         }
         return false;
@@ -242,13 +331,13 @@ fn declares(node: SyntaxNode<'_>, parent: Option<SyntaxNode<'_>>, spec: &Spec) -
 }
 
 /// Go composite literal keys (`T{Name: x}`) name fields, not variables.
-fn is_field_key(parent: Option<SyntaxNode<'_>>) -> bool {
-    let Some(element) = parent.filter(|p| p.kind() == "literal_element") else {
+fn is_field_key(parent: Option<SyntaxNode<'_>>, tables: &Tables) -> bool {
+    let Some(element) = parent.filter(|p| tables.kinds.is(*p, LITERAL_ELEMENT)) else {
         return false;
     };
     element
         .parent()
-        .filter(|k| k.kind() == "keyed_element")
+        .filter(|k| tables.kinds.is(*k, KEYED_ELEMENT))
         .and_then(|k| k.named_child(0))
         .is_some_and(|first| first.id() == element.id())
 }
@@ -256,12 +345,14 @@ fn is_field_key(parent: Option<SyntaxNode<'_>>) -> bool {
 /// Appends the file's references to `b.facts.references` (after the symbols exist);
 /// `innermost` is [`Builder::innermost_by_line`].
 pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &mut Builder<'_>) {
+    static TABLES: PerLanguage<Tables> = PerLanguage::new();
     let Some(spec) = spec(language) else {
         return;
     };
     if b.facts.symbols.is_empty() {
         return;
     }
+    let tables = TABLES.get(language, |grammar| Tables::new(grammar, spec));
     let at = |line: u32| innermost.get(line as usize).copied().unwrap_or(-1);
 
     let mut declared: HashSet<(i32, &str)> = HashSet::new();
@@ -271,15 +362,15 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
     let mut stack: Vec<(SyntaxNode<'_>, Option<SyntaxNode<'_>>)> = vec![(root, None)];
     let mut cursor = root.walk();
     while let Some((node, parent)) = stack.pop() {
-        let kind = node.kind();
-        if spec.ignored.contains(&kind) {
+        let flags = tables.kinds.flags(node);
+        if flags & IGNORED != 0 {
             continue;
         }
-        if let Some((_, object, property)) = spec.members.iter().find(|(k, _, _)| *k == kind) {
-            let object = node.child_by_field_name(object);
-            let property = node.child_by_field_name(property);
+        if let Some((object, property)) = tables.member(node) {
+            let object = object.and_then(|f| node.child_by_field_id(f));
+            let property = property.and_then(|f| node.child_by_field_id(f));
             if let (Some(o), Some(p)) = (object, property)
-                && is_simple_receiver(o, spec)
+                && is_simple_receiver(o, tables)
             {
                 let from = at(line(node));
                 if from >= 0 {
@@ -303,8 +394,8 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
         }
         // Python forward references: `param: "Parameter | None"` names `Parameter`.
         if language == Language::Python
-            && kind == "string"
-            && parent.is_some_and(|p| p.kind() == "type")
+            && flags & STRING != 0
+            && parent.is_some_and(|p| tables.kinds.is(p, TYPE))
         {
             let from = at(line(node));
             if from >= 0 {
@@ -321,13 +412,13 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
             }
             continue;
         }
-        if spec.identifiers.contains(&kind) {
+        if flags & IDENTIFIER != 0 {
             let from = at(line(node));
             if from >= 0 {
                 let text = b.text(node);
-                if declares(node, parent, spec) {
+                if declares(node, parent, tables) {
                     declared.insert((from, text));
-                } else if !(language == Language::Go && is_field_key(parent)) {
+                } else if !(language == Language::Go && is_field_key(parent, tables)) {
                     uses.push((from, "", text, line(node)));
                 }
             }

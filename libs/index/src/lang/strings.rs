@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use tree_sitter::Node as SyntaxNode;
 
+use super::kinds::{KindTable, PerLanguage};
 use super::{Builder, Language, MESSAGE_CHARS, line, string_value, truncate_chars};
 use crate::facts::ErrorFact;
 use crate::redact;
@@ -54,6 +55,11 @@ const IGNORED: &[&str] = &[
 
 /// Interpolation children of a literal node.
 const INTERPOLATIONS: &[&str] = &["interpolation", "template_substitution"];
+
+// The kinds above, by kind id of each grammar.
+const LITERAL: u16 = 1;
+const IGNORED_KIND: u16 = 1 << 1;
+const INTERPOLATION: u16 = 1 << 2;
 
 fn placeholders() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -112,13 +118,13 @@ fn is_module_specifier(
 }
 
 /// The literal's text with interpolations cut out, split into parts.
-fn parts(node: SyntaxNode<'_>, b: &Builder<'_>) -> Vec<String> {
+fn parts(node: SyntaxNode<'_>, kinds: &KindTable, b: &Builder<'_>) -> Vec<String> {
     let start = node.start_byte();
     let mut text = String::new();
     let mut at = start;
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
-        if INTERPOLATIONS.contains(&child.kind()) {
+        if kinds.is(child, INTERPOLATION) {
             text.push_str(b.source.get(at..child.start_byte()).unwrap_or(""));
             text.push('\u{0}');
             at = child.end_byte();
@@ -146,7 +152,17 @@ fn parts(node: SyntaxNode<'_>, b: &Builder<'_>) -> Vec<String> {
 /// Appends the file's string literals to `b.facts.errors`; `innermost` is
 /// [`Builder::innermost_by_line`].
 pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &mut Builder<'_>) {
-    let kinds = literal_kinds(language);
+    static TABLES: PerLanguage<KindTable> = PerLanguage::new();
+    let kinds = TABLES.get(language, |grammar| {
+        KindTable::new(
+            grammar,
+            &[
+                (LITERAL, literal_kinds(language)),
+                (IGNORED_KIND, IGNORED),
+                (INTERPOLATION, INTERPOLATIONS),
+            ],
+        )
+    });
     // Raised messages by line: a part they already hold is not repeated.
     let mut raised: std::collections::HashMap<u32, Vec<String>> = Default::default();
     for error in &b.facts.errors {
@@ -165,12 +181,12 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
         if out.len() >= MAX_PER_FILE {
             break;
         }
-        let kind = node.kind();
-        if IGNORED.contains(&kind) {
+        let flags = kinds.flags(node);
+        if flags & IGNORED_KIND != 0 {
             continue;
         }
-        if kinds.contains(&kind) {
-            let parts = parts(node, b);
+        if flags & LITERAL != 0 {
+            let parts = parts(node, kinds, b);
             if parts.is_empty()
                 || is_docstring(parent)
                 || is_bare_statement(parent)
