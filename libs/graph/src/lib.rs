@@ -252,49 +252,166 @@ pub trait Store: GraphStore + memory::MemoryStore {}
 
 impl<T: GraphStore + memory::MemoryStore> Store for T {}
 
-/// Hash of an owner's content, independent of order.
+/// Hash of an owner's content, independent of order: a line per node and per edge
+/// (fields joined by U+0001), each group sorted, each line followed by a zero byte.
+/// The lines are written into one buffer and sorted as slices of it (an index run
+/// hashes every owner, 840k lines for the Python standard library).
 pub fn owner_hash(nodes: &[Node], edges: &[Edge]) -> String {
     use sha2::{Digest, Sha256};
-    let mut node_lines: Vec<String> = nodes
-        .iter()
-        .map(|n| {
-            format!(
-                "{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}",
-                n.id,
-                n.kind.as_str(),
-                n.name,
-                n.qualified_name,
-                n.language,
-                n.path,
-                n.start_line,
-                n.end_line,
-                n.signature,
-                n.summary,
-                n.fingerprint,
-                n.test,
-                n.doc
-            )
-        })
-        .collect();
-    node_lines.sort();
-    let mut edge_lines: Vec<String> = edges
-        .iter()
-        .map(|e| {
-            format!(
-                "{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}",
-                e.from,
-                e.to,
-                e.kind.as_str(),
-                e.line,
-                e.confidence.as_str()
-            )
-        })
-        .collect();
-    edge_lines.sort();
+    use std::fmt::Write as _;
+    const SEPARATOR: char = '\u{1}';
+    let mut text = String::new();
+    let mut node_lines: Vec<std::ops::Range<usize>> = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        let start = text.len();
+        for field in [
+            n.id.as_str(),
+            n.kind.as_str(),
+            &n.name,
+            &n.qualified_name,
+            &n.language,
+            &n.path,
+        ] {
+            text.push_str(field);
+            text.push(SEPARATOR);
+        }
+        let _ = write!(text, "{}{SEPARATOR}{}{SEPARATOR}", n.start_line, n.end_line);
+        for field in [&n.signature, &n.summary, &n.fingerprint] {
+            text.push_str(field);
+            text.push(SEPARATOR);
+        }
+        text.push_str(if n.test { "true" } else { "false" });
+        text.push(SEPARATOR);
+        text.push_str(&n.doc);
+        node_lines.push(start..text.len());
+    }
+    let mut edge_lines: Vec<std::ops::Range<usize>> = Vec::with_capacity(edges.len());
+    for e in edges {
+        let start = text.len();
+        let _ = write!(
+            text,
+            "{}{SEPARATOR}{}{SEPARATOR}{}{SEPARATOR}{}{SEPARATOR}{}",
+            e.from,
+            e.to,
+            e.kind.as_str(),
+            e.line,
+            e.confidence.as_str()
+        );
+        edge_lines.push(start..text.len());
+    }
+    let line = |range: &std::ops::Range<usize>| &text.as_bytes()[range.clone()];
+    node_lines.sort_unstable_by(|a, b| line(a).cmp(line(b)));
+    edge_lines.sort_unstable_by(|a, b| line(a).cmp(line(b)));
     let mut hasher = Sha256::new();
-    for line in node_lines.iter().chain(edge_lines.iter()) {
-        hasher.update(line.as_bytes());
+    for range in node_lines.iter().chain(edge_lines.iter()) {
+        hasher.update(line(range));
         hasher.update([0u8]);
     }
     hex::encode(&hasher.finalize()[..16])
+}
+
+#[cfg(test)]
+mod owner_hash_tests {
+    use super::*;
+
+    /// The hash as first defined (a formatted string per line, sorted): stored hashes
+    /// must not change with the implementation, or every owner of every graph would be
+    /// rewritten on the next run.
+    fn as_first_defined(nodes: &[Node], edges: &[Edge]) -> String {
+        use sha2::{Digest, Sha256};
+        let mut lines: Vec<String> = nodes
+            .iter()
+            .map(|n| {
+                format!(
+                    "{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}",
+                    n.id,
+                    n.kind.as_str(),
+                    n.name,
+                    n.qualified_name,
+                    n.language,
+                    n.path,
+                    n.start_line,
+                    n.end_line,
+                    n.signature,
+                    n.summary,
+                    n.fingerprint,
+                    n.test,
+                    n.doc
+                )
+            })
+            .collect();
+        lines.sort();
+        let mut edge_lines: Vec<String> = edges
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}\u{1}{}\u{1}{}\u{1}{}\u{1}{}",
+                    e.from,
+                    e.to,
+                    e.kind.as_str(),
+                    e.line,
+                    e.confidence.as_str()
+                )
+            })
+            .collect();
+        edge_lines.sort();
+        let mut hasher = Sha256::new();
+        for line in lines.iter().chain(edge_lines.iter()) {
+            hasher.update(line.as_bytes());
+            hasher.update([0u8]);
+        }
+        hex::encode(&hasher.finalize()[..16])
+    }
+
+    fn node(id: &str, name: &str, line: u32, test: bool, doc: &str) -> Node {
+        Node {
+            id: id.into(),
+            kind: NodeKind::Function,
+            name: name.into(),
+            qualified_name: format!("pkg.{name}"),
+            language: "go".into(),
+            path: "pkg/a.go".into(),
+            start_line: line,
+            end_line: line + 10,
+            signature: format!("func {name}(x int) error"),
+            summary: "Does — things, ünïcode".into(),
+            doc: doc.into(),
+            fingerprint: format!("fp{line}"),
+            test,
+        }
+    }
+
+    #[test]
+    fn the_hash_is_the_one_first_defined_whatever_the_order() {
+        let nodes = vec![
+            node("n_b", "B", 20, false, ""),
+            node("n_a", "A", 3, true, "line one\u{1}with a separator"),
+            node("n_a", "A", 3, true, "line one"),
+            node("n_c", "", 0, false, "x"),
+        ];
+        let edge = |from: &str, to: &str, kind, line, confidence| Edge {
+            from: from.into(),
+            to: to.into(),
+            kind,
+            line,
+            confidence,
+        };
+        let edges = vec![
+            edge("n_b", "n_a", EdgeKind::Calls, 21, Confidence::Resolved),
+            edge("n_a", "n_b", EdgeKind::References, 4, Confidence::Dispatch),
+            edge("n_a", "n_b", EdgeKind::Calls, 4, Confidence::Resolved),
+            edge("n_b", "n_a", EdgeKind::Calls, 21, Confidence::Resolved),
+        ];
+        let hash = owner_hash(&nodes, &edges);
+        assert_eq!(hash, as_first_defined(&nodes, &edges));
+        let (mut reversed_nodes, mut reversed_edges) = (nodes.clone(), edges.clone());
+        reversed_nodes.reverse();
+        reversed_edges.reverse();
+        assert_eq!(owner_hash(&reversed_nodes, &reversed_edges), hash);
+        // Any field changes it.
+        let mut moved = nodes.clone();
+        moved[0].start_line += 1;
+        assert_ne!(owner_hash(&moved, &edges), hash);
+        assert_eq!(owner_hash(&[], &[]), as_first_defined(&[], &[]));
+    }
 }
