@@ -75,16 +75,6 @@ impl Cache {
             .map_err(storage)
     }
 
-    pub fn set_meta(&self, graph_id: &str, key: &str, value: &str) -> Result<(), Error> {
-        self.connection
-            .execute(
-                "INSERT OR REPLACE INTO meta (graph_id, key, value) VALUES (?1, ?2, ?3)",
-                params![graph_id, key, value],
-            )
-            .map_err(storage)?;
-        Ok(())
-    }
-
     /// Every cached file of a graph. Entries that do not decode are left out (and so
     /// re-parsed).
     pub fn load(&self, graph_id: &str) -> Result<HashMap<String, CachedFile>, Error> {
@@ -128,29 +118,10 @@ impl Cache {
         changed: &[(&str, u64, i64, &FileFacts)],
         removed: &[String],
     ) -> Result<(), Error> {
-        let tx = self.connection.transaction().map_err(storage)?;
-        {
-            let mut put = tx
-                .prepare_cached("INSERT OR REPLACE INTO facts (graph_id, path, size, modified_ns, blob) VALUES (?1, ?2, ?3, ?4, ?5)")
-                .map_err(storage)?;
-            for (path, size, modified_ns, facts) in changed {
-                put.execute(params![
-                    graph_id,
-                    path,
-                    *size as i64,
-                    modified_ns,
-                    facts.encode_to_vec()
-                ])
-                .map_err(storage)?;
-            }
-            let mut delete = tx
-                .prepare_cached("DELETE FROM facts WHERE graph_id = ?1 AND path = ?2")
-                .map_err(storage)?;
-            for path in removed {
-                delete.execute(params![graph_id, path]).map_err(storage)?;
-            }
-        }
-        tx.commit().map_err(storage)
+        self.record(graph_id, changed, removed, &Default::default(), &[], || {
+            true
+        })
+        .map(|_| ())
     }
 
     pub fn clear(&self, graph_id: &str) -> Result<(), Error> {
@@ -195,34 +166,153 @@ impl Cache {
         Ok(out)
     }
 
-    pub fn store_externals(
+    /// What one run learned, in one transaction: the changed files' facts (path, size,
+    /// modification time, facts), the removed files gone, each built owner's externals,
+    /// and `meta` (key, value). It may run while the graph is written: the transaction
+    /// commits only when `commit`, called once everything is staged, says the graph
+    /// write succeeded (it may block until then), and rolls back otherwise, so the cache
+    /// never claims facts the graph does not hold. Returns whether it committed.
+    pub fn record(
         &mut self,
         graph_id: &str,
-        built: &std::collections::BTreeMap<String, Vec<(NodeKind, String)>>,
+        changed: &[(&str, u64, i64, &FileFacts)],
         removed: &[String],
-    ) -> Result<(), Error> {
+        externals: &std::collections::BTreeMap<String, Vec<(NodeKind, String)>>,
+        meta: &[(&str, &str)],
+        commit: impl FnOnce() -> bool,
+    ) -> Result<bool, Error> {
         let tx = self.connection.transaction().map_err(storage)?;
         {
             let mut put = tx
+                .prepare_cached("INSERT OR REPLACE INTO facts (graph_id, path, size, modified_ns, blob) VALUES (?1, ?2, ?3, ?4, ?5)")
+                .map_err(storage)?;
+            for (path, size, modified_ns, facts) in changed {
+                put.execute(params![
+                    graph_id,
+                    path,
+                    *size as i64,
+                    modified_ns,
+                    facts.encode_to_vec()
+                ])
+                .map_err(storage)?;
+            }
+            let mut put_externals = tx
                 .prepare_cached(
                     "INSERT OR REPLACE INTO externals (graph_id, path, names) VALUES (?1, ?2, ?3)",
                 )
                 .map_err(storage)?;
-            for (path, names) in built {
+            for (path, names) in externals {
                 let text: String = names
                     .iter()
                     .map(|(kind, name)| format!("{}\t{name}\n", kind.as_str()))
                     .collect();
-                put.execute(params![graph_id, path, text])
+                put_externals
+                    .execute(params![graph_id, path, text])
                     .map_err(storage)?;
             }
-            let mut delete = tx
-                .prepare_cached("DELETE FROM externals WHERE graph_id = ?1 AND path = ?2")
+            for table in ["facts", "externals"] {
+                let mut delete = tx
+                    .prepare_cached(&format!(
+                        "DELETE FROM {table} WHERE graph_id = ?1 AND path = ?2"
+                    ))
+                    .map_err(storage)?;
+                for path in removed {
+                    delete.execute(params![graph_id, path]).map_err(storage)?;
+                }
+            }
+            let mut put_meta = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO meta (graph_id, key, value) VALUES (?1, ?2, ?3)",
+                )
                 .map_err(storage)?;
-            for path in removed {
-                delete.execute(params![graph_id, path]).map_err(storage)?;
+            for (key, value) in meta {
+                put_meta
+                    .execute(params![graph_id, key, value])
+                    .map_err(storage)?;
             }
         }
-        tx.commit().map_err(storage)
+        if commit() {
+            tx.commit().map_err(storage)?;
+            Ok(true)
+        } else {
+            tx.rollback().map_err(storage)?;
+            Ok(false)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(path: &str) -> FileFacts {
+        FileFacts {
+            path: path.into(),
+            language: "go".into(),
+            content_hash: format!("hash of {path}"),
+            ..Default::default()
+        }
+    }
+
+    /// A run's record is staged while the graph is written and kept only if the write
+    /// succeeded: a failed write leaves the cache as the last good run left it.
+    #[test]
+    fn a_record_commits_only_when_the_graph_write_succeeded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = Cache::open(&dir.path().join("cache.db")).unwrap();
+        let graph = "gph_test";
+        let (a, b) = (facts("a.go"), facts("b.go"));
+        let externals: std::collections::BTreeMap<String, Vec<(NodeKind, String)>> = [(
+            "a.go".to_owned(),
+            vec![(NodeKind::External, "fmt".to_owned())],
+        )]
+        .into();
+        let committed = cache
+            .record(
+                graph,
+                &[("a.go", 10, 1, &a)],
+                &[],
+                &externals,
+                &[("version", "v1")],
+                || true,
+            )
+            .unwrap();
+        assert!(committed);
+
+        // The next run's graph write fails: nothing of it stays.
+        let committed = cache
+            .record(
+                graph,
+                &[("b.go", 20, 2, &b)],
+                &["a.go".to_owned()],
+                &Default::default(),
+                &[("version", "v2")],
+                || false,
+            )
+            .unwrap();
+        assert!(!committed);
+        let loaded = cache.load(graph).unwrap();
+        assert_eq!(loaded.keys().collect::<Vec<_>>(), vec!["a.go"]);
+        assert_eq!(loaded["a.go"].facts, a);
+        assert_eq!(cache.meta(graph, "version").unwrap().as_deref(), Some("v1"));
+        assert_eq!(cache.load_externals(graph).unwrap()["a.go"].len(), 1);
+
+        // It succeeds: the removed file's facts and externals go, the new ones stay.
+        assert!(
+            cache
+                .record(
+                    graph,
+                    &[("b.go", 20, 2, &b)],
+                    &["a.go".to_owned()],
+                    &Default::default(),
+                    &[("version", "v2")],
+                    || true,
+                )
+                .unwrap()
+        );
+        let loaded = cache.load(graph).unwrap();
+        assert_eq!(loaded.keys().collect::<Vec<_>>(), vec!["b.go"]);
+        assert_eq!(cache.meta(graph, "version").unwrap().as_deref(), Some("v2"));
+        assert!(!cache.load_externals(graph).unwrap().contains_key("a.go"));
     }
 }

@@ -987,14 +987,6 @@ pub async fn index_with(
         .filter(|o| stored.get(&o.owner) != Some(&o.hash))
         .collect();
     let changed_count = changed.len();
-    // One call: edges may point at nodes of any owner in the batch (backends batch
-    // internally).
-    if !changed.is_empty() || !removed_owners.is_empty() {
-        store
-            .replace_owners(&graph_id, &removed_owners, changed)
-            .await?;
-    }
-    tracing::debug!(elapsed = ?started.elapsed(), owners = changed_count, "written");
 
     // The version covers every owner: rebuilt ones by their new hash, others as stored.
     let mut hashes: BTreeMap<&str, &str> = stored
@@ -1014,39 +1006,80 @@ pub async fn index_with(
         version_text.push('\n');
     }
     let version = content_hash(version_text.as_bytes());
-    let now = std::time::SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    store
-        .put_repository(&RepositoryInfo {
-            graph_id: graph_id.clone(),
-            name: options.name.clone(),
-            root: root.display().to_string(),
-            commit: commit.clone(),
-            indexed_at: now,
-            version: version.clone(),
-            policy: if policy.is_empty() {
-                String::new()
-            } else {
-                policy.to_json()
-            },
-            policy_fingerprint: policy.fingerprint().to_owned(),
-            dirty_since: 0,
-        })
-        .await?;
+    drop(current);
 
-    let changed_refs: Vec<(&str, u64, i64, &FileFacts)> = changed_files
-        .iter()
-        .filter_map(|(path, size, modified_ns)| {
-            let at = all.binary_search_by(|f| f.path.as_str().cmp(path)).ok()?;
-            Some((path.as_str(), *size, *modified_ns, &all[at]))
+    // The cache records this run while the graph is written (another file, on another
+    // core), and commits only once the graph write has succeeded.
+    let all = std::sync::Arc::new(all);
+    let (written_tx, written_rx) = std::sync::mpsc::channel::<bool>();
+    let recorder = {
+        let all = all.clone();
+        let graph_id = graph_id.clone();
+        let removed = removed_paths.clone();
+        let externals = std::mem::take(&mut build.externals);
+        let meta = [
+            ("layout", layout_hash.clone()),
+            ("version", version.clone()),
+        ];
+        tokio::task::spawn_blocking(move || {
+            let changed_refs: Vec<(&str, u64, i64, &FileFacts)> = changed_files
+                .iter()
+                .filter_map(|(path, size, modified_ns)| {
+                    let at = all.binary_search_by(|f| f.path.as_str().cmp(path)).ok()?;
+                    Some((path.as_str(), *size, *modified_ns, &all[at]))
+                })
+                .collect();
+            let meta: Vec<(&str, &str)> = meta.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            cache.record(
+                &graph_id,
+                &changed_refs,
+                &removed,
+                &externals,
+                &meta,
+                || written_rx.recv().unwrap_or(false),
+            )
         })
-        .collect();
-    cache.store(&graph_id, &changed_refs, &removed_paths)?;
-    cache.store_externals(&graph_id, &build.externals, &removed_paths)?;
-    cache.set_meta(&graph_id, "layout", &layout_hash)?;
-    cache.set_meta(&graph_id, "version", &version)?;
+    };
+    let written = async {
+        // One call: edges may point at nodes of any owner in the batch (backends batch
+        // internally).
+        if !changed.is_empty() || !removed_owners.is_empty() {
+            store
+                .replace_owners(&graph_id, &removed_owners, changed)
+                .await?;
+        }
+        tracing::debug!(elapsed = ?started.elapsed(), owners = changed_count, "written");
+        let now = std::time::SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0);
+        store
+            .put_repository(&RepositoryInfo {
+                graph_id: graph_id.clone(),
+                name: options.name.clone(),
+                root: root.display().to_string(),
+                commit: commit.clone(),
+                indexed_at: now,
+                version: version.clone(),
+                policy: if policy.is_empty() {
+                    String::new()
+                } else {
+                    policy.to_json()
+                },
+                policy_fingerprint: policy.fingerprint().to_owned(),
+                dirty_since: 0,
+            })
+            .await
+    }
+    .await;
+    // A dropped sender reads as a failed write: the cache rolls back.
+    let _ = written_tx.send(written.is_ok());
+    let recorded = recorder
+        .await
+        .map_err(|e| Error::internal(format!("index cache: {e}")));
+    written?;
+    recorded??;
+    let all = std::sync::Arc::try_unwrap(all).unwrap_or_else(|shared| (*shared).clone());
 
     let mut report = report
         .into_inner()
