@@ -279,26 +279,8 @@ mod tests {
             .unwrap();
         assert!(committed);
 
-        // The next run's graph write fails: nothing of it stays.
-        let committed = cache
-            .record(
-                graph,
-                &[("b.go", 20, 2, &b)],
-                &["a.go".to_owned()],
-                &Default::default(),
-                &[("version", "v2")],
-                || false,
-            )
-            .unwrap();
-        assert!(!committed);
-        let loaded = cache.load(graph).unwrap();
-        assert_eq!(loaded.keys().collect::<Vec<_>>(), vec!["a.go"]);
-        assert_eq!(loaded["a.go"].facts, a);
-        assert_eq!(cache.meta(graph, "version").unwrap().as_deref(), Some("v1"));
-        assert_eq!(cache.load_externals(graph).unwrap()["a.go"].len(), 1);
-
-        // It succeeds: the removed file's facts and externals go, the new ones stay.
-        assert!(
+        // The next run adds b.go and removes a.go.
+        let next_run = |cache: &mut Cache, written: bool| {
             cache
                 .record(
                     graph,
@@ -306,10 +288,20 @@ mod tests {
                     &["a.go".to_owned()],
                     &Default::default(),
                     &[("version", "v2")],
-                    || true,
+                    || written,
                 )
                 .unwrap()
-        );
+        };
+        // Its graph write fails: nothing of it stays.
+        assert!(!next_run(&mut cache, false));
+        let loaded = cache.load(graph).unwrap();
+        assert_eq!(loaded.keys().collect::<Vec<_>>(), vec!["a.go"]);
+        assert_eq!(loaded["a.go"].facts, a);
+        assert_eq!(cache.meta(graph, "version").unwrap().as_deref(), Some("v1"));
+        assert_eq!(cache.load_externals(graph).unwrap()["a.go"].len(), 1);
+
+        // It succeeds: the removed file's facts and externals go, the new ones stay.
+        assert!(next_run(&mut cache, true));
         let loaded = cache.load(graph).unwrap();
         assert_eq!(loaded.keys().collect::<Vec<_>>(), vec!["b.go"]);
         assert_eq!(cache.meta(graph, "version").unwrap().as_deref(), Some("v2"));
