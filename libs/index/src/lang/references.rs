@@ -7,7 +7,7 @@
 //! Resolution (`resolve::references`) keeps only uses that name a symbol of the graph
 //! and are not already calls.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use std::num::NonZeroU16 as FieldId;
 
@@ -355,7 +355,7 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
     let tables = TABLES.get(language, |grammar| Tables::new(grammar, spec));
     let at = |line: u32| innermost.get(line as usize).copied().unwrap_or(-1);
 
-    let mut declared: HashSet<(i32, &str)> = HashSet::new();
+    let mut declared: HashSet<(i32, &str)> = HashSet::default();
     // Borrowed from the source: a fact is allocated only for a use that is kept.
     let mut uses: Vec<(i32, &str, &str, u32)> = Vec::new();
     // Each node with its parent.
@@ -440,7 +440,7 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
         }
         false
     };
-    let mut seen: HashSet<(i32, &str, &str)> = HashSet::new();
+    let mut seen: HashSet<(i32, &str, &str)> = HashSet::default();
     let mut out = Vec::new();
     for (from, receiver, name, line) in uses {
         if out.len() >= MAX_PER_FILE {
