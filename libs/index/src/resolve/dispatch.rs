@@ -15,7 +15,7 @@ use super::scope::Index;
 /// Most implementations one call is dispatched to.
 const MAX_IMPLEMENTATIONS: usize = 10;
 
-pub(super) fn edges(index: &Index<'_>, owners: &mut [OwnerGraph]) {
+pub(super) fn edges(index: &Index<'_>, owners: &mut [OwnerGraph], threads: usize) {
     // Implementing types of each type (transitively: subclasses of subclasses).
     let mut implementors: HashMap<String, Vec<String>> = HashMap::default();
     for owner in owners.iter() {
@@ -45,14 +45,57 @@ pub(super) fn edges(index: &Index<'_>, owners: &mut [OwnerGraph]) {
             );
         }
     }
-    // The implementations of a method, by its id (computed once per method).
-    let mut cache: HashMap<String, Vec<String>> = HashMap::default();
-    let mut implementations = |method_id: &str| -> Vec<String> {
+    let tables = Tables {
+        index,
+        implementors: &implementors,
+        by_id: &by_id,
+    };
+    // Each owner on its own: on `threads` workers, each with its own cache of the
+    // implementations of the methods it met, taking the next owner from a shared queue.
+    let queue = std::sync::Mutex::new(owners.iter_mut());
+    let work = || {
+        let mut cache: HashMap<String, Vec<String>> = HashMap::default();
+        loop {
+            let Some(owner) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else {
+                break;
+            };
+            dispatch_owner(owner, &mut |method_id| {
+                tables.implementations(method_id, &mut cache)
+            });
+        }
+    };
+    if threads <= 1 {
+        work();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(work);
+            }
+        });
+    }
+}
+
+/// What dispatch reads: the symbol table, the implementing types of each type, and
+/// symbols by id.
+struct Tables<'a, 'i> {
+    index: &'a Index<'i>,
+    implementors: &'a HashMap<String, Vec<String>>,
+    by_id: &'a HashMap<&'a str, SymbolRef>,
+}
+
+impl Tables<'_, '_> {
+    /// The implementations of a method, by its id (computed once per method and cache).
+    fn implementations(
+        &self,
+        method_id: &str,
+        cache: &mut HashMap<String, Vec<String>>,
+    ) -> Vec<String> {
         if let Some(found) = cache.get(method_id) {
             return found.clone();
         }
+        let index = self.index;
         let mut out = Vec::new();
-        if let Some(&method) = by_id.get(method_id) {
+        if let Some(&method) = self.by_id.get(method_id) {
             let symbol = index.symbol(method);
             if symbol.kind == "method"
                 && let Some(owner) = index.qualified(&symbol.owner_type, |s| {
@@ -62,13 +105,13 @@ pub(super) fn edges(index: &Index<'_>, owners: &mut [OwnerGraph]) {
                 let mut seen: HashSet<&str> = HashSet::default();
                 let mut queue: Vec<&str> = vec![index.id(owner)];
                 while let Some(current) = queue.pop() {
-                    for implementor in implementors.get(current).into_iter().flatten() {
+                    for implementor in self.implementors.get(current).into_iter().flatten() {
                         let implementor = implementor.as_str();
                         if !seen.insert(implementor) {
                             continue;
                         }
                         queue.push(implementor);
-                        let Some(&type_ref) = by_id.get(implementor) else {
+                        let Some(&type_ref) = self.by_id.get(implementor) else {
                             continue;
                         };
                         let qualified = &index.symbol(type_ref).qualified_name;
@@ -90,45 +133,47 @@ pub(super) fn edges(index: &Index<'_>, owners: &mut [OwnerGraph]) {
         }
         cache.insert(method_id.to_owned(), out.clone());
         out
-    };
-    for owner in owners.iter_mut() {
-        let mut added: Vec<Edge> = Vec::new();
-        for edge in owner
-            .edges
-            .iter()
-            .filter(|e| e.kind == EdgeKind::Calls && e.confidence == Confidence::Resolved)
-        {
-            for target in implementations(&edge.to) {
-                if target != edge.from {
-                    added.push(Edge {
-                        from: edge.from.clone(),
-                        to: target,
-                        kind: EdgeKind::Calls,
-                        line: edge.line,
-                        confidence: Confidence::Dispatch,
-                    });
-                }
-            }
-        }
-        if added.is_empty() {
-            continue;
-        }
-        let existing: HashSet<(String, String)> = owner
-            .edges
-            .iter()
-            .filter(|e| e.kind == EdgeKind::Calls)
-            .map(|e| (e.from.clone(), e.to.clone()))
-            .collect();
-        let mut seen: HashSet<(String, String)> = HashSet::default();
-        for edge in added {
-            let key = (edge.from.clone(), edge.to.clone());
-            if !existing.contains(&key) && seen.insert(key) {
-                owner.edges.push(edge);
-            }
-        }
-        owner.edges.sort_by(|a, b| {
-            (&a.from, &a.to, a.kind, a.line).cmp(&(&b.from, &b.to, b.kind, b.line))
-        });
-        owner.hash = owner_hash(&owner.nodes, &owner.edges);
     }
+}
+
+/// Adds one owner's dispatch edges, and hashes it again when it gained any.
+fn dispatch_owner(owner: &mut OwnerGraph, implementations: &mut dyn FnMut(&str) -> Vec<String>) {
+    let mut added: Vec<Edge> = Vec::new();
+    for edge in owner
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Calls && e.confidence == Confidence::Resolved)
+    {
+        for target in implementations(&edge.to) {
+            if target != edge.from {
+                added.push(Edge {
+                    from: edge.from.clone(),
+                    to: target,
+                    kind: EdgeKind::Calls,
+                    line: edge.line,
+                    confidence: Confidence::Dispatch,
+                });
+            }
+        }
+    }
+    if added.is_empty() {
+        return;
+    }
+    let existing: HashSet<(String, String)> = owner
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Calls)
+        .map(|e| (e.from.clone(), e.to.clone()))
+        .collect();
+    let mut seen: HashSet<(String, String)> = HashSet::default();
+    for edge in added {
+        let key = (edge.from.clone(), edge.to.clone());
+        if !existing.contains(&key) && seen.insert(key) {
+            owner.edges.push(edge);
+        }
+    }
+    owner
+        .edges
+        .sort_by(|a, b| (&a.from, &a.to, a.kind, a.line).cmp(&(&b.from, &b.to, b.kind, b.line)));
+    owner.hash = owner_hash(&owner.nodes, &owner.edges);
 }

@@ -392,7 +392,12 @@ pub fn build(
     tracing::debug!(elapsed = ?started.elapsed(), "owners built");
     implementations::go_implements(&index, files, &mut result);
     tracing::debug!(elapsed = ?started.elapsed(), "implicit interfaces resolved");
-    dispatch::edges(&index, &mut result);
+    let dispatch_threads = if result.len() < PARALLEL_MIN_FILES {
+        1
+    } else {
+        scope.threads.max(1)
+    };
+    dispatch::edges(&index, &mut result, dispatch_threads);
     tracing::debug!(elapsed = ?started.elapsed(), "dispatch edges added");
     Build {
         owners: result,
