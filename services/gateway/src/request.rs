@@ -49,12 +49,9 @@ pub const COMPRESS_TEXT_BYTES: usize = 256 * 1024;
 
 /// Decodes `arguments` for the tool `name`.
 pub fn decode(name: &str, arguments: JsonObject) -> Result<Decoded, Error> {
-    let tool = tools()
-        .into_iter()
-        .find(|t| t.name == name)
-        .ok_or_else(|| {
-            Error::invalid_argument("name", format!("no tool named {name:?}; see tools/list"))
-        })?;
+    let tool = tools().iter().find(|t| t.name == name).ok_or_else(|| {
+        Error::invalid_argument("name", format!("no tool named {name:?}; see tools/list"))
+    })?;
     crate::schema::validate(name, &tool.input_schema, &arguments)?;
     let arguments = Arguments(arguments);
     let repository = arguments.string("repository")?;
@@ -465,7 +462,7 @@ mod tests {
         /// never a panic, never an internal error.
         #[test]
         fn decoding_never_panics(
-            tool in prop::sample::select(tools().into_iter().map(|t| t.name.to_string()).collect::<Vec<_>>()),
+            tool in prop::sample::select(tools().iter().map(|t| t.name.to_string()).collect::<Vec<_>>()),
             arguments in prop::collection::vec((argument_name(), json_value()), 0..6),
         ) {
             let arguments: JsonObject = arguments.into_iter().collect();
