@@ -290,25 +290,46 @@ fn kinds_label(kinds: &[EdgeKind]) -> String {
 /// (package) first; among tests, those in the root's conventional test file
 /// (`test_textwrap.py`, `heapq_test.go`, `FooTest.java` for `Foo.java`) first, then those
 /// whose name mentions the root's name (`test_dedent_tabs` for `dedent`).
-fn relevance(root: &Node, neighbor: &Node, kind: EdgeKind) -> (bool, bool, bool, bool, bool) {
-    let directory = |path: &str| path.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
-    let elsewhere =
-        kind == EdgeKind::Implements && directory(&neighbor.path) != directory(&root.path);
-    let counterpart = neighbor.path != root.path
-        && !root.path.is_empty()
-        && file_subject(&neighbor.path) == file_subject(&root.path);
-    let named = !root.name.is_empty()
-        && neighbor
-            .name
-            .to_lowercase()
-            .contains(&root.name.to_lowercase());
-    (
-        neighbor.kind == NodeKind::External,
-        neighbor.test || is_test_path(&neighbor.path),
-        elsewhere,
-        !counterpart,
-        !named,
-    )
+///
+/// What the key compares of the root is computed once per root, and each neighbour's key
+/// once per sort (`sort_by_cached_key`), not once per comparison.
+pub(crate) struct Relevance<'a> {
+    root: &'a Node,
+    directory: &'a str,
+    subject: String,
+    name: String,
+}
+
+impl<'a> Relevance<'a> {
+    pub(crate) fn new(root: &'a Node) -> Self {
+        Self {
+            root,
+            directory: directory(&root.path),
+            subject: file_subject(&root.path),
+            name: root.name.to_lowercase(),
+        }
+    }
+
+    pub(crate) fn key(&self, neighbor: &Node, kind: EdgeKind) -> (bool, bool, bool, bool, bool) {
+        let root = self.root;
+        let elsewhere = kind == EdgeKind::Implements && directory(&neighbor.path) != self.directory;
+        let counterpart = neighbor.path != root.path
+            && !root.path.is_empty()
+            && file_subject(&neighbor.path) == self.subject;
+        let named = !root.name.is_empty() && neighbor.name.to_lowercase().contains(&self.name);
+        (
+            neighbor.kind == NodeKind::External,
+            neighbor.test || is_test_path(&neighbor.path),
+            elsewhere,
+            !counterpart,
+            !named,
+        )
+    }
+}
+
+/// The directory part of a path (`""` at the root).
+fn directory(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
 }
 
 /// Files that hold tests by their language's conventions (helpers in them included).
@@ -596,6 +617,10 @@ pub async fn change_impact(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn relevance(root: &Node, neighbor: &Node, kind: EdgeKind) -> (bool, bool, bool, bool, bool) {
+        Relevance::new(root).key(neighbor, kind)
+    }
 
     #[test]
     fn relevance_orders_neighbours() {

@@ -13,7 +13,7 @@ use std::ops::Range;
 use codectx_core::limits;
 use codectx_errors::Error;
 
-use super::{ExpandOptions, Expansion, Omitted, describe_direction, kinds_label, relevance};
+use super::{ExpandOptions, Expansion, Omitted, Relevance, describe_direction, kinds_label};
 use crate::model::{Direction, Neighbor, Node, NodeKind};
 use crate::{EdgeHit, EdgeRequest, GraphStore};
 
@@ -158,7 +158,8 @@ pub async fn expand_many(
                     kept.push(hit);
                 }
             }
-            kept.sort_by_key(|hit| relevance(step.root, &hit.node, hit.kind));
+            let relevance = Relevance::new(step.root);
+            kept.sort_by_cached_key(|hit| relevance.key(&hit.node, hit.kind));
             let not_shown = kept.len().saturating_sub(step.limit) + beyond_window;
             kept.truncate(step.limit);
             Ranked {
