@@ -80,15 +80,20 @@ DROP INDEX IF EXISTS nodes_by_owner;
 ";
 
 /// The edge table's indexes, kept apart from [`SCHEMA`] because a bulk write drops and
-/// rebuilds them ([`rebuild_indexes`]).
+/// rebuilds them ([`rebuild_indexes`]). The two by endpoint cover every column an edge
+/// read takes (the far end, line, confidence): a page of a hub's 500 edges reads no edge
+/// row, only the index and the far nodes. Before schema 4 they were `edges_out (src,
+/// kind)` and `edges_in (dst, kind)`, and each edge of a page cost a lookup of its row,
+/// scattered in the order the edges were written (a 573-edge page: 3.2 ms, 1.3 ms
+/// covered; docs/BENCHMARKS.md, "Session of 2026-12-06").
 const EDGE_INDEXES: &str = "
-CREATE INDEX IF NOT EXISTS edges_out ON edges (src, kind);
-CREATE INDEX IF NOT EXISTS edges_in ON edges (dst, kind);
+CREATE INDEX IF NOT EXISTS edges_from ON edges (src, kind, dst, line, confidence);
+CREATE INDEX IF NOT EXISTS edges_to ON edges (dst, kind, src, line, confidence);
 CREATE INDEX IF NOT EXISTS edges_by_owner ON edges (oid);
 ";
 const DROP_EDGE_INDEXES: &str = "
-DROP INDEX IF EXISTS edges_out;
-DROP INDEX IF EXISTS edges_in;
+DROP INDEX IF EXISTS edges_from;
+DROP INDEX IF EXISTS edges_to;
 DROP INDEX IF EXISTS edges_by_owner;
 ";
 
@@ -127,7 +132,7 @@ fn edge_code(kind: EdgeKind) -> i64 {
 }
 
 /// `PRAGMA user_version` of the graph schema this build writes.
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 /// Brings an older file to [`SCHEMA_VERSION`] in one transaction.
 fn migrate(connection: &mut Connection) -> Result<(), Error> {
@@ -183,6 +188,11 @@ fn migrate(connection: &mut Connection) -> Result<(), Error> {
                 .map_err(storage)?;
             }
         }
+    }
+    if version < 4 {
+        // The endpoint indexes became covering ones ([`EDGE_INDEXES`], built on open).
+        tx.execute_batch("DROP INDEX IF EXISTS edges_out; DROP INDEX IF EXISTS edges_in;")
+            .map_err(storage)?;
     }
     tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
         .map_err(storage)?;
@@ -1157,6 +1167,40 @@ mod migration_tests {
             vec![EdgeKind::Calls, EdgeKind::TestedBy]
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn schema_three_endpoint_indexes_become_covering_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("graph.db");
+        {
+            // A file written by the schema-3 build: the endpoint indexes without the far
+            // end's columns.
+            let connection = Connection::open(&path).unwrap();
+            connection.execute_batch(SCHEMA).unwrap();
+            connection
+                .execute_batch(
+                    "CREATE INDEX edges_out ON edges (src, kind);
+                     CREATE INDEX edges_in ON edges (dst, kind);
+                     INSERT INTO edges VALUES (1, 1, 2, 10, 3, 1);
+                     PRAGMA user_version = 3;",
+                )
+                .unwrap();
+        }
+        drop(SqliteGraphStore::open(&path).unwrap());
+        let connection = Connection::open(&path).unwrap();
+        let indexes: Vec<String> = connection
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'edges' ORDER BY name")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(indexes, ["edges_by_owner", "edges_from", "edges_to"]);
+        let version: i64 = connection
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
     }
 }
 
