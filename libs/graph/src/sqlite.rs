@@ -403,6 +403,10 @@ impl EdgePageSql {
             .map_err(storage)?
             .query_row(params![nid], |r| r.get(0))
             .map_err(storage)?;
+        if total == 0 {
+            // Most pages asked are empty (a function nobody calls): no second statement.
+            return Ok(EdgePage::default());
+        }
         // Below crate::LIGHT_WINDOW edges the full rows cost less than a second query for
         // the kept ones (every store call takes the connection's lock).
         let light = light_over.is_some_and(|keep| total as usize > keep.max(crate::LIGHT_WINDOW));
