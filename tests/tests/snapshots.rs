@@ -41,7 +41,7 @@ fn levels(tool: &str, answer: &Value) -> String {
 #[test]
 fn tool_list() {
     let tools: Vec<Value> = codectx_gateway::mcp::tools()
-        .into_iter()
+        .iter()
         .map(|t| serde_json::to_value(t).unwrap())
         .collect();
     insta::assert_json_snapshot!(tools);
