@@ -9,7 +9,7 @@ use crate::memory::{
     EntityInput, FactWalk, MemoryDocument, MemoryEntity, MemoryFact, MemoryStore, VALUE_TYPE,
     documents, entity_id, validate,
 };
-use crate::sqlite::SqliteGraphStore;
+use crate::sqlite::{Reach, SqliteGraphStore};
 
 pub(crate) const MEMORY_SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS memory_entities (
@@ -282,7 +282,7 @@ impl MemoryStore for SqliteGraphStore {
         ids: &[String],
     ) -> Result<Vec<MemoryEntity>, Error> {
         let (tenant, namespace, ids) = (tenant_id.to_owned(), namespace.to_owned(), ids.to_vec());
-        self.run(move |c| {
+        self.read(Reach::Bounded, move |c| {
             let mut statement = c
                 .prepare_cached(&format!("SELECT {ENTITY_COLUMNS} FROM memory_entities WHERE tenant_id = ?1 AND namespace = ?2 AND id = ?3"))
                 .map_err(storage)?;
@@ -306,7 +306,7 @@ impl MemoryStore for SqliteGraphStore {
         limit: usize,
     ) -> Result<(Vec<MemoryFact>, bool), Error> {
         let (tenant, namespace, ids) = (tenant_id.to_owned(), namespace.to_owned(), ids.to_vec());
-        self.run(move |c| {
+        self.read(Reach::Bounded, move |c| {
             let mut statement = c
                 .prepare_cached(
                     "SELECT f.subject_id, s.name, f.predicate, f.object_id, o.name, f.source_client, f.confidence, f.created_at, f.updated_at, f.valid_to
@@ -353,7 +353,7 @@ impl MemoryStore for SqliteGraphStore {
         namespace: &str,
     ) -> Result<Vec<MemoryDocument>, Error> {
         let (tenant, namespace) = (tenant_id.to_owned(), namespace.to_owned());
-        self.run(move |c| {
+        self.read(Reach::Whole, move |c| {
             let mut statement = c
                 .prepare(&format!("SELECT {ENTITY_COLUMNS} FROM memory_entities WHERE tenant_id = ?1 AND namespace = ?2 ORDER BY id"))
                 .map_err(storage)?;
@@ -384,7 +384,7 @@ impl MemoryStore for SqliteGraphStore {
 
     async fn memory_version(&self, tenant_id: &str, namespace: &str) -> Result<String, Error> {
         let (tenant, namespace) = (tenant_id.to_owned(), namespace.to_owned());
-        self.run(move |c| {
+        self.read(Reach::Bounded, move |c| {
             let version: Option<i64> = c
                 .query_row(
                     "SELECT version FROM memory_versions WHERE tenant_id = ?1 AND namespace = ?2",
