@@ -17,6 +17,7 @@ mod neo4j_memory;
 pub mod notes;
 pub mod query;
 pub mod sqlite;
+mod sqlite_connections;
 mod sqlite_memory;
 
 use std::collections::HashMap;

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use codectx_errors::Error;
@@ -10,6 +9,8 @@ use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::model::{Confidence, Direction, EdgeKind, Node, NodeKind, OwnerGraph, RepositoryInfo};
+use crate::sqlite_connections::Connections;
+pub(crate) use crate::sqlite_connections::Reach;
 use crate::{EdgeHit, EdgePage, EdgeRequest, GraphStore, LanguageCount, NodesPage};
 
 const SCHEMA: &str = "
@@ -232,12 +233,7 @@ const LIGHT_NODE_COLUMNS: &str = "n.id, n.kind, n.name, '', n.language, n.path, 
 /// The SQLite graph store.
 #[derive(Clone)]
 pub struct SqliteGraphStore {
-    /// Writes, reads that grow with the graph, and bounded reads when every reader is busy,
-    /// each on the blocking pool.
-    connection: Arc<Mutex<Connection>>,
-    /// One connection per core for bounded reads on the calling task ([`Self::read`]).
-    /// In WAL mode they read beside the writer, each from the last commit.
-    readers: Arc<[Mutex<Connection>]>,
+    connections: Connections,
 }
 
 impl std::fmt::Debug for SqliteGraphStore {
@@ -246,7 +242,7 @@ impl std::fmt::Debug for SqliteGraphStore {
     }
 }
 
-fn storage(error: rusqlite::Error) -> Error {
+pub(crate) fn storage(error: rusqlite::Error) -> Error {
     Error::internal(format!("graph store (sqlite): {error}"))
 }
 
@@ -307,21 +303,10 @@ fn node_row_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Node> {
 /// dozen texts. The default (16) was too small: preparing took 9% of a loaded stack's
 /// CPU. (Limits stay literal: SQLite 3.50 runs `ORDER BY .. LIMIT ?` with a bound limit
 /// several times slower than with a literal one, 94 against 22 µs for an edge page.)
-const PREPARED_STATEMENTS: usize = 128;
+pub(crate) const PREPARED_STATEMENTS: usize = 128;
 
 /// Most values bound as one list (SQLite caps the parameters of a statement).
 const LIST_VALUES: usize = 512;
-
-/// How much of the graph a read can touch, which decides where it runs
-/// ([`SqliteGraphStore::read`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Reach {
-    /// Bounded by a caller's limit: a page of edges, a lookup by key or by name.
-    Bounded,
-    /// Grows with the graph (every owner, every language, a corpus page of thousands):
-    /// always on the blocking pool, never on a runtime worker.
-    Whole,
-}
 
 /// The placeholders of a list of values, rounded up to a power of two: lists of 3 and
 /// 4 values share a statement, the fourth slot bound to NULL (which `IN` never
@@ -424,7 +409,7 @@ impl EdgePageSql {
             return Ok(EdgePage::default());
         }
         // Below crate::LIGHT_WINDOW edges the full rows cost less than a second query for
-        // the kept ones (every store call takes the connection's lock).
+        // the kept ones (every store call is a read transaction of its own).
         let light = light_over.is_some_and(|keep| total as usize > keep.max(crate::LIGHT_WINDOW));
         let mut statement = c
             .prepare_cached(if light { &self.light } else { &self.full })
@@ -533,74 +518,26 @@ impl SqliteGraphStore {
         connection
             .execute_batch(crate::sqlite_memory::MEMORY_SCHEMA)
             .map_err(storage)?;
-        // As many readers as the runtime has workers: a worker never waits for another's
-        // read. Each caches up to 64 MiB of pages; the writer's cache, which bounded reads
-        // no longer fill, stays small (the whole stack's peak fell from 685 to 570 MiB).
-        let count = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let readers = (0..count)
-            .map(|_| {
-                let reader = Connection::open(path).map_err(storage)?;
-                reader.set_prepared_statement_cache_capacity(PREPARED_STATEMENTS);
-                reader
-                    .execute_batch("PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;")
-                    .map_err(storage)?;
-                Ok(Mutex::new(reader))
-            })
-            .collect::<Result<Vec<_>, Error>>()?;
         Ok(Self {
-            connection: Arc::new(Mutex::new(connection)),
-            readers: readers.into(),
+            connections: Connections::open(path, connection)?,
         })
     }
 
+    /// Work on the writer's connection, on the blocking pool ([`Connections::run`]).
     pub(crate) async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce(&mut Connection) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
-        let connection = self.connection.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut guard = connection
-                .lock()
-                .map_err(|_| Error::internal("graph store lock poisoned"))?;
-            work(&mut guard)
-        })
-        .await
-        .map_err(|e| Error::internal(format!("graph store worker: {e}")))?
+        self.connections.run(work).await
     }
 
-    /// A read whose statements share one read transaction, so a read of several
-    /// statements takes the WAL's read lock (an `fcntl` pair) and looks at the database
-    /// file's size once, not once per statement (3% of a loaded stack's CPU went to those
-    /// system calls). A read sees one snapshot of the graph throughout.
-    ///
-    /// A [`Reach::Bounded`] read runs on the calling task, on the first free reader: a
-    /// loaded stack spent about 6% of its CPU handing such reads (0.05-1.5 ms each) to the
-    /// blocking pool and waking for their answers. When every reader is busy it waits for
-    /// the writer's connection on the blocking pool instead, so no runtime worker ever
-    /// waits for a lock. Readers never wait for a write (WAL): a bulk write that takes
-    /// seconds is one transaction, and a read sees the graph before it or after it.
+    /// A read in one read transaction, placed by its reach ([`Connections::read`]).
     pub(crate) async fn read<T: Send + 'static>(
         &self,
         reach: Reach,
         work: impl FnOnce(&Connection) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
-        fn in_snapshot<T>(
-            c: &mut Connection,
-            work: impl FnOnce(&Connection) -> Result<T, Error>,
-        ) -> Result<T, Error> {
-            let snapshot = c.transaction().map_err(storage)?;
-            let out = work(&snapshot)?;
-            snapshot.commit().map_err(storage)?;
-            Ok(out)
-        }
-        if reach == Reach::Bounded {
-            for reader in self.readers.iter() {
-                if let Ok(mut guard) = reader.try_lock() {
-                    return in_snapshot(&mut guard, work);
-                }
-            }
-        }
-        self.run(move |c| in_snapshot(c, work)).await
+        self.connections.read(reach, work).await
     }
 
     fn gid(connection: &Connection, graph_id: &str) -> Result<Option<i64>, Error> {
@@ -1307,103 +1244,5 @@ mod list_statement_tests {
                 Value::Null
             ]
         );
-    }
-}
-
-#[cfg(test)]
-mod read_placement_tests {
-    use super::*;
-    use crate::GraphStore;
-    use std::sync::mpsc;
-    use std::time::Duration;
-
-    /// A bounded read that finds every connection busy waits on the blocking pool, not on
-    /// a runtime worker: on a runtime of one thread, a task beside the read still runs and
-    /// releases them.
-    #[test]
-    fn a_read_that_finds_every_connection_busy_leaves_the_runtime_free() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteGraphStore::open(&dir.path().join("graph.db")).unwrap();
-        let (locked, on_locked) = mpsc::channel();
-        let (release, on_release) = mpsc::channel::<()>();
-        let (writer_connection, readers) = (store.connection.clone(), store.readers.clone());
-        let writer = std::thread::spawn(move || {
-            // Every connection busy: the writer's and each reader's.
-            let _write = writer_connection.lock().unwrap();
-            let _reads: Vec<_> = readers.iter().map(|r| r.lock().unwrap()).collect();
-            locked.send(()).unwrap();
-            // Released by the test's task, or by the timeout if the read blocked the
-            // runtime's only thread and that task never ran.
-            on_release.recv_timeout(Duration::from_secs(10)).is_ok()
-        });
-        on_locked.recv().unwrap();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap();
-        let found = runtime.block_on(async {
-            let read = tokio::spawn({
-                let store = store.clone();
-                async move { store.repository("gph_none").await }
-            });
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            assert!(
-                !read.is_finished(),
-                "the read ran while the write held the connection"
-            );
-            release.send(()).unwrap();
-            read.await.unwrap().unwrap()
-        });
-        assert!(
-            writer.join().unwrap(),
-            "the read held the runtime's only thread"
-        );
-        assert_eq!(found, None);
-    }
-
-    /// A bounded read does not wait for a write: the writer's connection is held (as by a
-    /// bulk write of seconds) and the read still answers, from a reader.
-    #[test]
-    fn a_read_runs_beside_a_write() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteGraphStore::open(&dir.path().join("graph.db")).unwrap();
-        let (locked, on_locked) = mpsc::channel();
-        let (release, on_release) = mpsc::channel::<()>();
-        let writer_connection = store.connection.clone();
-        let writer = std::thread::spawn(move || {
-            let _write = writer_connection.lock().unwrap();
-            locked.send(()).unwrap();
-            on_release.recv_timeout(Duration::from_secs(10)).is_ok()
-        });
-        on_locked.recv().unwrap();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let found = runtime.block_on(store.repository("gph_none")).unwrap();
-        release.send(()).unwrap();
-        assert!(writer.join().unwrap(), "the read waited for the write");
-        assert_eq!(found, None);
-    }
-
-    /// A bounded read with a free reader answers on the calling task: it needs no blocking
-    /// pool (the pool's only thread is busy here).
-    #[test]
-    fn a_read_on_a_free_connection_runs_on_the_calling_task() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteGraphStore::open(&dir.path().join("graph.db")).unwrap();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .max_blocking_threads(1)
-            .build()
-            .unwrap();
-        // Occupy the only blocking thread: a read sent to the pool would queue behind it.
-        let (release, on_release) = mpsc::channel::<()>();
-        let busy = runtime.spawn_blocking(move || on_release.recv_timeout(Duration::from_secs(10)));
-        let found = runtime.block_on(store.repository("gph_none")).unwrap();
-        release.send(()).unwrap();
-        assert!(
-            runtime.block_on(busy).unwrap().is_ok(),
-            "the read waited for the blocking pool"
-        );
-        assert_eq!(found, None);
     }
 }
