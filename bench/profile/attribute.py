@@ -2,6 +2,10 @@
 import collections, re, sys
 
 SERVICES = [  # (label, patterns matched anywhere in a frame), innermost match wins
+    # The load clients first: their rmcp and hyper frames would otherwise count as the
+    # gateway's (they are the official rmcp client over reqwest, in the same process).
+    ("bench MCP clients", ["codectx::bench", "bench::load", "codectx::mcp_client", "reqwest::",
+                           "streamable_http_client", "RoleClient", "dispatch::Client", "hyper_util::client"]),
     ("gateway (MCP, HTTP, compression)", ["codectx_gateway", "codectx_compress", "rmcp::"]),
     ("authz", ["codectx_authz", "AuthzServiceServer"]),
     ("context-assembler", ["codectx_context_assembler", "ContextAssemblerServiceServer"]),
@@ -9,7 +13,6 @@ SERVICES = [  # (label, patterns matched anywhere in a frame), innermost match w
     ("lexical-ranker", ["codectx_lexical_ranker", "codectx_lexical::", "LexicalRankerServiceServer"]),
     ("vector-gateway", ["codectx_vector_gateway", "codectx_vector::", "VectorGatewayServiceServer"]),
     ("embedding", ["codectx_embedding", "codectx_embed::", "EmbeddingServiceServer", "onnxruntime"]),
-    ("bench MCP clients", ["codectx::bench", "bench::load", "codectx::mcp_client"]),
 ]
 KINDS = [
     ("TLS (rustls, crypto)", ["rustls", "aws_lc", "ring::", "aes", "gcm", "chacha"]),
