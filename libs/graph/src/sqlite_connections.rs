@@ -225,6 +225,109 @@ mod tests {
         assert_eq!(value, 7);
     }
 
+    /// Readers see the file before a write or after it, never during: a write that drops
+    /// an index, inserts and rebuilds the index in one transaction (as a bulk write of the
+    /// graph does) runs while reads that name that index run beside it, on every reader.
+    /// Each read counts either the rows before the write or the rows after it, and none
+    /// fails for want of the index.
+    #[test]
+    fn reads_beside_a_bulk_write_see_it_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let connections = open(&dir);
+        connections
+            .writer
+            .lock()
+            .unwrap()
+            .execute_batch("CREATE INDEX t_by_v ON t (v);")
+            .unwrap();
+        let writes = 20;
+        let rows_per_write = 2_000;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let count = |connections: Connections| async move {
+            connections
+                .read(Reach::Bounded, |c| {
+                    c.query_row(
+                        "SELECT COUNT(*) FROM t INDEXED BY t_by_v WHERE v >= 0",
+                        [],
+                        |r| r.get::<_, i64>(0),
+                    )
+                    .map_err(storage)
+                })
+                .await
+                .unwrap()
+        };
+        let seen: Vec<i64> = runtime.block_on(async {
+            let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            // Every reader reads once before the first write starts, then keeps reading
+            // until the last one has committed, then reads once more.
+            let started = Arc::new(tokio::sync::Barrier::new(5));
+            let mut readers = Vec::new();
+            for _ in 0..4 {
+                let (connections, done, started) =
+                    (connections.clone(), done.clone(), started.clone());
+                readers.push(tokio::spawn(async move {
+                    let mut seen = vec![count(connections.clone()).await];
+                    started.wait().await;
+                    while !done.load(std::sync::atomic::Ordering::Acquire) {
+                        seen.push(count(connections.clone()).await);
+                        tokio::task::yield_now().await;
+                    }
+                    seen.push(count(connections).await);
+                    seen
+                }));
+            }
+            started.wait().await;
+            for _ in 0..writes {
+                connections
+                    .run(move |c| {
+                        let tx = c.transaction().map_err(storage)?;
+                        tx.execute_batch("DROP INDEX t_by_v;").map_err(storage)?;
+                        for v in 0..rows_per_write {
+                            tx.execute("INSERT INTO t VALUES (?1)", [v])
+                                .map_err(storage)?;
+                        }
+                        tx.execute_batch("CREATE INDEX t_by_v ON t (v);")
+                            .map_err(storage)?;
+                        tx.commit().map_err(storage)
+                    })
+                    .await
+                    .unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::Release);
+            let mut seen = Vec::new();
+            for reader in readers {
+                seen.extend(reader.await.unwrap());
+            }
+            seen
+        });
+        // The table starts with one row; each write adds a whole batch.
+        let mut distinct = seen.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        println!(
+            "{} reads saw {} states of the table",
+            seen.len(),
+            distinct.len()
+        );
+        assert_eq!(distinct.first(), Some(&1), "no read before the writes");
+        assert_eq!(
+            distinct.last(),
+            Some(&(1 + writes * rows_per_write)),
+            "no read after them"
+        );
+        for count in &seen {
+            assert_eq!(
+                (count - 1) % rows_per_write,
+                0,
+                "a read saw part of a write: {count}"
+            );
+            assert!(*count >= 1 && *count <= 1 + writes * rows_per_write);
+        }
+    }
+
     /// A read that grows with the graph never runs on the calling task, even with every
     /// reader free: it waits for the blocking pool (here busy until released).
     #[test]
