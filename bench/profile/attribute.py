@@ -15,7 +15,9 @@ SERVICES = [  # (label, patterns matched anywhere in a frame), innermost match w
     ("embedding", ["codectx_embedding", "codectx_embed::", "EmbeddingServiceServer", "onnxruntime"]),
 ]
 KINDS = [
-    ("TLS (rustls, crypto)", ["rustls", "aws_lc", "ring::", "aes", "gcm", "chacha"]),
+    # Not "ring::" alone: "String::" holds it.
+    ("TLS (rustls, crypto)", ["rustls", "aws_lc", "ring::aead", "ring::digest", "ring::hmac",
+                              "ring::ec", "ring::rsa", "ring::rand", "ring_core", "aes", "gcm", "chacha"]),
     ("tenant context sign/verify", ["ed25519", "curve25519", "codectx_tenant"]),
     ("SQLite", ["sqlite3", "rusqlite"]),
     ("BM25 scoring", ["codectx_lexical::"]),
