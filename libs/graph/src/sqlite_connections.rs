@@ -113,7 +113,12 @@ fn in_snapshot<T>(
 mod tests {
     use super::*;
     use std::sync::mpsc;
+    use std::thread::JoinHandle;
     use std::time::Duration;
+
+    /// How long a held connection or a busy pool thread waits for its release before it
+    /// gives up (and the test fails: the release should have come first).
+    const PATIENCE: Duration = Duration::from_secs(10);
 
     fn open(dir: &tempfile::TempDir) -> Connections {
         let path = dir.path().join("graph.db");
@@ -126,14 +131,82 @@ mod tests {
         Connections::open(&path, writer).unwrap()
     }
 
-    async fn read_value(connections: &Connections) -> i64 {
+    async fn read_value(connections: &Connections, reach: Reach) -> i64 {
         connections
-            .read(Reach::Bounded, |c| {
+            .read(reach, |c| {
                 c.query_row("SELECT v FROM t", [], |r| r.get(0))
                     .map_err(storage)
             })
             .await
             .unwrap()
+    }
+
+    /// The writer's connection, and with `readers` every reader's too, held on another
+    /// thread (as a long write holds the writer's) until [`Held::release`].
+    struct Held {
+        release: mpsc::Sender<()>,
+        holder: JoinHandle<bool>,
+    }
+
+    impl Held {
+        fn new(connections: &Connections, readers: bool) -> Self {
+            let (locked, on_locked) = mpsc::channel();
+            let (release, on_release) = mpsc::channel::<()>();
+            let held = connections.clone();
+            let holder = std::thread::spawn(move || {
+                let _write = held.writer.lock().unwrap();
+                let _reads: Vec<_> = if readers {
+                    held.readers.iter().map(|r| r.lock().unwrap()).collect()
+                } else {
+                    Vec::new()
+                };
+                locked.send(()).unwrap();
+                on_release.recv_timeout(PATIENCE).is_ok()
+            });
+            on_locked.recv().unwrap();
+            Self { release, holder }
+        }
+
+        /// Releases the connections; false when they had already given up waiting.
+        fn release(self) -> bool {
+            let _ = self.release.send(());
+            self.holder.join().unwrap()
+        }
+    }
+
+    /// A one-thread runtime whose only blocking-pool thread is busy until the sender is
+    /// used: work sent to the pool queues behind it. The handle answers whether the
+    /// release came before [`PATIENCE`] ran out.
+    fn runtime_with_a_busy_pool() -> (
+        tokio::runtime::Runtime,
+        mpsc::Sender<()>,
+        tokio::task::JoinHandle<bool>,
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .max_blocking_threads(1)
+            .enable_time()
+            .build()
+            .unwrap();
+        let (release, on_release) = mpsc::channel::<()>();
+        let busy = runtime.spawn_blocking(move || on_release.recv_timeout(PATIENCE).is_ok());
+        (runtime, release, busy)
+    }
+
+    /// Spawns `read` on `runtime`, checks that it has not answered 50 ms later, releases
+    /// what it waits for, and returns its answer.
+    fn blocked_then_released(
+        runtime: &tokio::runtime::Runtime,
+        read: impl std::future::Future<Output = i64> + Send + 'static,
+        release: impl FnOnce(),
+        what: &str,
+    ) -> i64 {
+        runtime.block_on(async {
+            let read = tokio::spawn(read);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(!read.is_finished(), "{what}");
+            release();
+            read.await.unwrap()
+        })
     }
 
     /// A bounded read that finds every connection busy waits on the blocking pool, not on
@@ -143,37 +216,23 @@ mod tests {
     fn a_read_that_finds_every_connection_busy_leaves_the_runtime_free() {
         let dir = tempfile::tempdir().unwrap();
         let connections = open(&dir);
-        let (locked, on_locked) = mpsc::channel();
-        let (release, on_release) = mpsc::channel::<()>();
-        let held = connections.clone();
-        let holder = std::thread::spawn(move || {
-            let _write = held.writer.lock().unwrap();
-            let _reads: Vec<_> = held.readers.iter().map(|r| r.lock().unwrap()).collect();
-            locked.send(()).unwrap();
-            // Released by the test's task, or by the timeout if the read blocked the
-            // runtime's only thread and that task never ran.
-            on_release.recv_timeout(Duration::from_secs(10)).is_ok()
-        });
-        on_locked.recv().unwrap();
+        let held = Held::new(&connections, true);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .unwrap();
-        let value = runtime.block_on(async {
-            let read = tokio::spawn({
-                let connections = connections.clone();
-                async move { read_value(&connections).await }
-            });
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            assert!(
-                !read.is_finished(),
-                "the read ran while every connection was held"
-            );
-            release.send(()).unwrap();
-            read.await.unwrap()
-        });
+        let reader = connections.clone();
+        let (release, on_release) = mpsc::channel();
+        let value = blocked_then_released(
+            &runtime,
+            async move { read_value(&reader, Reach::Bounded).await },
+            move || release.send(held.release()).unwrap(),
+            "the read ran while every connection was held",
+        );
+        // The release came from the runtime's task, so the read did not hold its only
+        // thread (or it would have come after the holder gave up).
         assert!(
-            holder.join().unwrap(),
+            on_release.recv().unwrap(),
             "the read held the runtime's only thread"
         );
         assert_eq!(value, 7);
@@ -185,21 +244,12 @@ mod tests {
     fn a_read_runs_beside_a_write() {
         let dir = tempfile::tempdir().unwrap();
         let connections = open(&dir);
-        let (locked, on_locked) = mpsc::channel();
-        let (release, on_release) = mpsc::channel::<()>();
-        let held = connections.clone();
-        let holder = std::thread::spawn(move || {
-            let _write = held.writer.lock().unwrap();
-            locked.send(()).unwrap();
-            on_release.recv_timeout(Duration::from_secs(10)).is_ok()
-        });
-        on_locked.recv().unwrap();
+        let held = Held::new(&connections, false);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let value = runtime.block_on(read_value(&connections));
-        release.send(()).unwrap();
-        assert!(holder.join().unwrap(), "the read waited for the write");
+        let value = runtime.block_on(read_value(&connections, Reach::Bounded));
+        assert!(held.release(), "the read waited for the write");
         assert_eq!(value, 7);
     }
 
@@ -209,17 +259,11 @@ mod tests {
     fn a_read_on_a_free_reader_runs_on_the_calling_task() {
         let dir = tempfile::tempdir().unwrap();
         let connections = open(&dir);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .max_blocking_threads(1)
-            .build()
-            .unwrap();
-        // Occupy the only blocking thread: a read sent to the pool would queue behind it.
-        let (release, on_release) = mpsc::channel::<()>();
-        let busy = runtime.spawn_blocking(move || on_release.recv_timeout(Duration::from_secs(10)));
-        let value = runtime.block_on(read_value(&connections));
+        let (runtime, release, busy) = runtime_with_a_busy_pool();
+        let value = runtime.block_on(read_value(&connections, Reach::Bounded));
         release.send(()).unwrap();
         assert!(
-            runtime.block_on(busy).unwrap().is_ok(),
+            runtime.block_on(busy).unwrap(),
             "the read waited for the blocking pool"
         );
         assert_eq!(value, 7);
@@ -334,35 +378,15 @@ mod tests {
     fn a_whole_graph_read_runs_on_the_blocking_pool() {
         let dir = tempfile::tempdir().unwrap();
         let connections = open(&dir);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .max_blocking_threads(1)
-            .enable_time()
-            .build()
-            .unwrap();
-        let (release, on_release) = mpsc::channel::<()>();
-        let busy = runtime.spawn_blocking(move || on_release.recv_timeout(Duration::from_secs(10)));
-        let value = runtime.block_on(async {
-            let read = tokio::spawn({
-                let connections = connections.clone();
-                async move {
-                    connections
-                        .read(Reach::Whole, |c| {
-                            c.query_row("SELECT v FROM t", [], |r| r.get::<_, i64>(0))
-                                .map_err(storage)
-                        })
-                        .await
-                        .unwrap()
-                }
-            });
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            assert!(
-                !read.is_finished(),
-                "the whole-graph read ran on the calling task"
-            );
-            release.send(()).unwrap();
-            read.await.unwrap()
-        });
-        assert!(runtime.block_on(busy).unwrap().is_ok());
+        let (runtime, release, busy) = runtime_with_a_busy_pool();
+        let reader = connections.clone();
+        let value = blocked_then_released(
+            &runtime,
+            async move { read_value(&reader, Reach::Whole).await },
+            move || release.send(()).unwrap(),
+            "the whole-graph read ran on the calling task",
+        );
+        assert!(runtime.block_on(busy).unwrap());
         assert_eq!(value, 7);
     }
 }
