@@ -96,38 +96,129 @@ pub fn candidates(rows: Rows<'_>, query: &[f32], limit: usize) -> Vec<usize> {
         return Vec::new();
     }
     let coded = quantize(query);
-    // Approximate scores and their bounds. |v·q − v̂·q̂| ≤ |v|·|q − q̂| + |v − v̂|·|q̂|.
-    let coded_norm = coded.norm + coded.residual;
-    let mut approximate: Vec<(f32, f32)> = Vec::with_capacity(count);
-    // The best `limit` lower bounds, best first: every row in the answer scores at least
-    // the last of them.
-    let mut lowest: Vec<f32> = Vec::with_capacity(limit + 1);
     // Every row's code dot product in one pass (AVX2 where the CPU has it: ADR 0017).
     let mut dots = Vec::with_capacity(count);
     codectx_kernels::dot_rows_i8(rows.codes, &coded.codes, &mut dots);
-    for (row, dot) in dots.into_iter().enumerate() {
-        let score = rows.scales[row] * coded.scale * dot as f32;
-        let bound = rows.norms[row] * coded.residual + rows.residuals[row] * coded_norm + SLACK;
-        approximate.push((score, bound));
-        let lower = score - bound;
-        if lowest.len() == limit && lowest.last().is_some_and(|worst| lower <= *worst) {
-            continue;
-        }
-        let at = lowest.partition_point(|l| *l >= lower);
-        lowest.insert(at, lower);
-        lowest.truncate(limit);
-    }
-    let floor = if lowest.len() == limit && count > limit {
-        lowest[limit - 1]
-    } else {
-        f32::NEG_INFINITY
+    let scored = dots.len().min(count);
+    let rows = Approximate {
+        dots: &dots[..scored],
+        scales: &rows.scales[..scored],
+        norms: &rows.norms[..scored],
+        residuals: &rows.residuals[..scored],
+        coded_scale: coded.scale,
+        coded_residual: coded.residual,
+        coded_norm: coded.norm + coded.residual,
     };
-    approximate
-        .iter()
-        .enumerate()
-        .filter(|(_, (score, bound))| score + bound >= floor)
-        .map(|(row, _)| row)
-        .collect()
+    let floor = rows.floor(limit);
+    rows.reaching(floor)
+}
+
+/// Rows per block of the approximate passes: a block's scores are computed together
+/// (the compiler vectorizes the loop), then looked at one by one only if one of them
+/// can matter.
+const BLOCK: usize = 16;
+
+/// The approximate score of each row from its codes, and the bound on its distance from
+/// the exact score: |v·q − v̂·q̂| ≤ |v|·|q − q̂| + |v − v̂|·|q̂|. Both are recomputed
+/// by each pass rather than stored (the same expressions give the same floats).
+struct Approximate<'a> {
+    dots: &'a [i32],
+    scales: &'a [f32],
+    norms: &'a [f32],
+    residuals: &'a [f32],
+    coded_scale: f32,
+    coded_residual: f32,
+    /// The query's codes' norm bound, `|q| + |q − q̂|`.
+    coded_norm: f32,
+}
+
+impl Approximate<'_> {
+    /// Rows `start..start + scores.len()`: (score, bound) into `scores` and `bounds`.
+    fn block(&self, start: usize, scores: &mut [f32], bounds: &mut [f32]) {
+        let end = start + scores.len();
+        let rows = self.dots[start..end]
+            .iter()
+            .zip(&self.scales[start..end])
+            .zip(&self.norms[start..end])
+            .zip(&self.residuals[start..end]);
+        for ((((dot, scale), norm), residual), (score, bound)) in
+            rows.zip(scores.iter_mut().zip(bounds.iter_mut()))
+        {
+            *score = scale * self.coded_scale * *dot as f32;
+            *bound = norm * self.coded_residual + residual * self.coded_norm + SLACK;
+        }
+    }
+
+    /// The `limit`-th best lower bound (score − bound): every row of the exact answer
+    /// scores at least that. Minus infinity when there are no more rows than `limit`.
+    fn floor(&self, limit: usize) -> f32 {
+        let count = self.dots.len();
+        // The best `limit` lower bounds, best first.
+        let mut lowest: Vec<f32> = Vec::with_capacity(limit + 1);
+        let (mut scores, mut bounds, mut lowers) = ([0f32; BLOCK], [0f32; BLOCK], [0f32; BLOCK]);
+        for start in (0..count).step_by(BLOCK) {
+            let n = BLOCK.min(count - start);
+            self.block(start, &mut scores[..n], &mut bounds[..n]);
+            for ((lower, score), bound) in
+                lowers[..n].iter_mut().zip(&scores[..n]).zip(&bounds[..n])
+            {
+                *lower = score - bound;
+            }
+            if lowest.len() == limit {
+                let worst = lowest[limit - 1];
+                // No branch per row: most blocks hold no row better than the worst kept
+                // (a NaN is looked at one by one, as every row was before).
+                let better = lowers[..n]
+                    .iter()
+                    .filter(|l| **l > worst || l.is_nan())
+                    .count();
+                if better == 0 {
+                    continue;
+                }
+            }
+            for lower in &lowers[..n] {
+                if lowest.len() == limit && lowest.last().is_some_and(|worst| *lower <= *worst) {
+                    continue;
+                }
+                let at = lowest.partition_point(|l| *l >= *lower);
+                lowest.insert(at, *lower);
+                lowest.truncate(limit);
+            }
+        }
+        if lowest.len() == limit && count > limit {
+            lowest[limit - 1]
+        } else {
+            f32::NEG_INFINITY
+        }
+    }
+
+    /// The rows whose score plus bound reaches `floor`, in row order.
+    fn reaching(&self, floor: f32) -> Vec<usize> {
+        let count = self.dots.len();
+        let mut kept = Vec::new();
+        let (mut scores, mut bounds) = ([0f32; BLOCK], [0f32; BLOCK]);
+        for start in (0..count).step_by(BLOCK) {
+            let n = BLOCK.min(count - start);
+            self.block(start, &mut scores[..n], &mut bounds[..n]);
+            let reach = scores[..n]
+                .iter()
+                .zip(&bounds[..n])
+                .filter(|(score, bound)| *score + *bound >= floor)
+                .count();
+            if reach == 0 {
+                continue;
+            }
+            kept.extend(
+                scores[..n]
+                    .iter()
+                    .zip(&bounds[..n])
+                    .enumerate()
+                    .filter(|(_, (score, bound))| *score + *bound >= floor)
+                    .map(|(at, _)| start + at),
+            );
+        }
+        kept
+    }
 }
 
 /// Pass 2: the best `limit` of `rows` (row, its exact values; given in row order) by
