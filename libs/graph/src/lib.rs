@@ -20,7 +20,7 @@ pub mod sqlite;
 mod sqlite_connections;
 mod sqlite_memory;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
 use codectx_errors::Error;
@@ -59,6 +59,40 @@ pub struct EdgeRequest {
     pub direction: Direction,
     pub limit: usize,
     pub keep: Option<usize>,
+}
+
+/// One expansion window to rank ([`GraphStore::ranked_windows`]): the edges of
+/// `edges.root` (at most `edges.limit`, the window), of which the best `edges.keep`
+/// distinct neighbours are kept by their relevance to the root.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowRequest {
+    /// The window; `keep: None` keeps every distinct neighbour of it.
+    pub edges: EdgeRequest,
+    /// The root's path and plain name: what the ranking compares neighbours with.
+    pub root_path: String,
+    pub root_name: String,
+    /// Whether the answer lists every distinct neighbour of the window
+    /// ([`RankedWindow::seen`]; an expansion to depth 2 skips them there).
+    pub seen: bool,
+}
+
+/// A window ranked ([`GraphStore::ranked_windows`]): what [`query::rank_window`] makes
+/// of the window's page.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RankedWindow {
+    /// The best distinct neighbours, best first (the first edge of each in the page's
+    /// order; equal ranks keep that order), at most `keep`.
+    pub kept: Vec<EdgeHit>,
+    /// Distinct neighbours in the window, the root not counted.
+    pub distinct: usize,
+    /// Edges in the window (at most its limit).
+    pub window: usize,
+    /// Edges of the root in all.
+    pub total: usize,
+    /// The kept nodes hold only what ranking reads ([`EdgePage::light`]).
+    pub light: bool,
+    /// Every distinct neighbour's id when the request asked for them; else empty.
+    pub seen: HashSet<String>,
 }
 
 /// Fewest edges from a root before a backend reads an expansion's window light
@@ -181,6 +215,30 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug + 'static {
             });
         }
         Ok(pages)
+    }
+    /// Each window ranked, one per request in their order: [`query::rank_window`] of its
+    /// page from [`edge_pages`](Self::edge_pages). A backend may rank inside the store
+    /// (SQLite ranks a hub's window from its rows and builds only the kept nodes); the
+    /// answer must be the same.
+    async fn ranked_windows(
+        &self,
+        graph_id: &str,
+        requests: &[WindowRequest],
+    ) -> Result<Vec<RankedWindow>, Error> {
+        let edges: Vec<EdgeRequest> = requests.iter().map(|r| r.edges.clone()).collect();
+        let pages = self.edge_pages(graph_id, &edges).await?;
+        if pages.len() != requests.len() {
+            return Err(Error::internal(format!(
+                "graph store answered {} of {} edge pages",
+                pages.len(),
+                requests.len()
+            )));
+        }
+        Ok(requests
+            .iter()
+            .zip(pages)
+            .map(|(request, page)| query::rank_window(request, page))
+            .collect())
     }
     /// [`edges`](Self::edges) from each of `roots`, one page per root in their order (an
     /// expansion's second step reads its whole frontier at once).

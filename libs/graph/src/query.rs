@@ -11,8 +11,13 @@ use crate::GraphStore;
 use crate::model::{Direction, EdgeKind, Neighbor, Node, NodeKind, lookup_key, selector_matches};
 
 mod expand;
+mod relevance;
+mod window;
 
 pub use expand::{Roots, expand, expand_many, expand_roots};
+pub(crate) use relevance::{Key as RelevanceKey, Relevance};
+pub use relevance::{file_subject, is_test_path};
+pub use window::rank_window;
 
 /// Candidates fetched by plain name before filtering by the full selector.
 const NAME_CANDIDATES: usize = 500;
@@ -284,87 +289,6 @@ fn kinds_label(kinds: &[EdgeKind]) -> String {
         .join("|")
 }
 
-/// Sort key of a depth-1 neighbor (lower first; ties keep the store's path order):
-/// symbols of the repository before external (unresolved) targets, which have no path
-/// and would otherwise sort first and crowd them out; production code before tests; for IMPLEMENTS, types in the root's own directory
-/// (package) first; among tests, those in the root's conventional test file
-/// (`test_textwrap.py`, `heapq_test.go`, `FooTest.java` for `Foo.java`) first, then those
-/// whose name mentions the root's name (`test_dedent_tabs` for `dedent`).
-///
-/// What the key compares of the root is computed once per root, and each neighbour's key
-/// once per sort (`sort_by_cached_key`), not once per comparison.
-pub(crate) struct Relevance<'a> {
-    root: &'a Node,
-    directory: &'a str,
-    subject: String,
-    name: String,
-}
-
-impl<'a> Relevance<'a> {
-    pub(crate) fn new(root: &'a Node) -> Self {
-        Self {
-            root,
-            directory: directory(&root.path),
-            subject: file_subject(&root.path),
-            name: root.name.to_lowercase(),
-        }
-    }
-
-    pub(crate) fn key(&self, neighbor: &Node, kind: EdgeKind) -> (bool, bool, bool, bool, bool) {
-        let root = self.root;
-        let elsewhere = kind == EdgeKind::Implements && directory(&neighbor.path) != self.directory;
-        let counterpart = neighbor.path != root.path
-            && !root.path.is_empty()
-            && file_subject(&neighbor.path) == self.subject;
-        let named = !root.name.is_empty() && neighbor.name.to_lowercase().contains(&self.name);
-        (
-            neighbor.kind == NodeKind::External,
-            neighbor.test || is_test_path(&neighbor.path),
-            elsewhere,
-            !counterpart,
-            !named,
-        )
-    }
-}
-
-/// The directory part of a path (`""` at the root).
-fn directory(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(d, _)| d)
-}
-
-/// Files that hold tests by their language's conventions (helpers in them included).
-pub fn is_test_path(path: &str) -> bool {
-    let file = path.rsplit('/').next().unwrap_or(path);
-    let stem = file.split('.').next().unwrap_or(file);
-    path.starts_with("test/")
-        || path.starts_with("tests/")
-        || path.contains("/test/")
-        || path.contains("/tests/")
-        || stem.starts_with("test_")
-        || stem.ends_with("_test")
-        || stem.ends_with("Test")
-        || stem.ends_with("Tests")
-        || file.contains(".test.")
-        || file.contains(".spec.")
-}
-
-/// A file's stem without test markers, lowercased: `test/test_textwrap.py`,
-/// `textwrap_test.py` and `textwrap.py` all give `textwrap`.
-pub fn file_subject(path: &str) -> String {
-    let file = path.rsplit('/').next().unwrap_or(path);
-    // `foo.test.ts` and `foo.spec.ts` stop at the first dot.
-    let stem = file.split('.').next().unwrap_or(file);
-    let stem = stem
-        .strip_prefix("test_")
-        .or_else(|| stem.strip_prefix("tests_"))
-        .or_else(|| stem.strip_suffix("_test"))
-        .or_else(|| stem.strip_suffix("_tests"))
-        .or_else(|| stem.strip_suffix("Tests"))
-        .or_else(|| stem.strip_suffix("Test"))
-        .unwrap_or(stem);
-    stem.to_lowercase()
-}
-
 /// Changed line ranges per path, from a unified diff (new-side line numbers; a deletion
 /// counts at the line where it happened).
 pub fn parse_unified_diff(diff: &str) -> Result<BTreeMap<String, Vec<(u32, u32)>>, Error> {
@@ -619,7 +543,7 @@ mod tests {
     use super::*;
 
     fn relevance(root: &Node, neighbor: &Node, kind: EdgeKind) -> (bool, bool, bool, bool, bool) {
-        Relevance::new(root).key(neighbor, kind)
+        Relevance::new(&root.path, &root.name).key(neighbor, kind)
     }
 
     #[test]

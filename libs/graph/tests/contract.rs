@@ -12,7 +12,7 @@ use codectx_graph::query::{self, Directions, ExpandOptions};
 use codectx_graph::sqlite::SqliteGraphStore;
 use codectx_graph::{
     Confidence, Direction, Edge, EdgeKind, EdgePage, EdgeRequest, GraphStore, Node, NodeKind,
-    OwnerGraph, RepositoryInfo, node_id, owner_hash,
+    OwnerGraph, RepositoryInfo, WindowRequest, node_id, owner_hash,
 };
 
 fn graph_id(label: &str) -> String {
@@ -1325,6 +1325,234 @@ async fn hugegraph_writes_a_graph_larger_than_one_transaction() {
 }
 
 /// How many calls reach (incoming) or leave (outgoing) a node.
+/// A backend's ranked windows are what [`query::rank_window`] makes of its pages, for a
+/// hub whose window is read light and cut (more callers than the window holds) and for
+/// small windows read whole: neighbours external or not, in test files or named like
+/// tests, in the root's counterpart file, named after the root (ASCII or not), in the
+/// root's directory or another, reached by several edges or by the root itself.
+async fn ranks_windows_as_the_reference(store: &dyn GraphStore) {
+    let graph = graph_id("rank");
+    let function = |path: &str, name: &str, line: u32| {
+        let kind = if path.is_empty() {
+            NodeKind::External
+        } else {
+            NodeKind::Function
+        };
+        node(
+            &graph,
+            kind,
+            path,
+            &format!("{path}:{name}"),
+            name,
+            (line, line + 2),
+        )
+    };
+    let root = function("pkg/textwrap.go", "Dedent", 10);
+    let interface = Node {
+        kind: NodeKind::Interface,
+        ..function("pkg/textwrap.go", "Wrapper", 40)
+    };
+    let places = [
+        ("pkg/textwrap_test.go", "TestDedent"),
+        ("other/x_test.go", "helper"),
+        ("pkg/a.go", "callsDedent"),
+        ("z/b.go", "F"),
+        ("", "ext"),
+        ("tests/textwrap.go", "DEDENTx"),
+        ("pkg/ΣΊΣΥΦΟΣ.go", "σDedentσ"),
+        ("test/test_textwrap.py", "Ǆdedent"),
+    ];
+    let mut nodes = vec![root.clone(), interface.clone()];
+    let mut edges = vec![edge(
+        &root,
+        &root,
+        EdgeKind::Calls,
+        11,
+        Confidence::Resolved,
+    )];
+    for i in 0..640u32 {
+        let (path, name) = places[(i % 8) as usize];
+        let caller = function(path, &format!("{name}{i}"), 1_000 - i);
+        // Every fifth caller calls twice; lines spread the page's order over the kinds
+        // of neighbour.
+        for call in 0..1 + u32::from(i % 5 == 0) {
+            edges.push(edge(
+                &caller,
+                &root,
+                EdgeKind::Calls,
+                (i * 7919 + call) % 613,
+                Confidence::Resolved,
+            ));
+        }
+        if i < 150 {
+            let implementer = Node {
+                kind: NodeKind::Type,
+                ..function(
+                    if i % 3 == 0 {
+                        "pkg/impl.go"
+                    } else {
+                        "elsewhere/impl.go"
+                    },
+                    &format!("Impl{i}"),
+                    i + 1,
+                )
+            };
+            edges.push(edge(
+                &implementer,
+                &interface,
+                EdgeKind::Implements,
+                i % 9,
+                Confidence::Resolved,
+            ));
+            nodes.push(implementer);
+        }
+        nodes.push(caller);
+    }
+    let small = nodes[5].clone();
+    edges.push(edge(
+        &small,
+        &nodes[9],
+        EdgeKind::Calls,
+        3,
+        Confidence::Resolved,
+    ));
+    edges.push(edge(
+        &small,
+        &interface,
+        EdgeKind::Calls,
+        4,
+        Confidence::Resolved,
+    ));
+    store
+        .replace_owners(&graph, &[], vec![owner("rank", nodes, edges)])
+        .await
+        .unwrap();
+
+    let window = |root: &Node, kinds: Vec<EdgeKind>, direction, limit, keep, seen| WindowRequest {
+        edges: EdgeRequest {
+            root: root.id.clone(),
+            kinds,
+            direction,
+            limit,
+            keep,
+        },
+        root_path: root.path.clone(),
+        root_name: root.name.clone(),
+        seen,
+    };
+    let mut requests = Vec::new();
+    for (i, keep) in [
+        Some(0),
+        Some(1),
+        Some(5),
+        Some(10),
+        Some(100),
+        Some(700),
+        None,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for limit in [500, 1_000] {
+            let seen = i % 2 == 0;
+            let calls = vec![EdgeKind::Calls, EdgeKind::TestedBy];
+            requests.push(window(&root, calls, Direction::Incoming, limit, keep, seen));
+            requests.push(window(
+                &interface,
+                vec![EdgeKind::Implements],
+                Direction::Incoming,
+                limit,
+                keep,
+                !seen,
+            ));
+            requests.push(window(
+                &small,
+                vec![EdgeKind::Calls],
+                Direction::Outgoing,
+                limit,
+                keep,
+                seen,
+            ));
+        }
+    }
+    let missing = Node {
+        id: "n_missing".into(),
+        ..root.clone()
+    };
+    requests.push(window(
+        &missing,
+        vec![EdgeKind::Calls],
+        Direction::Incoming,
+        500,
+        Some(5),
+        true,
+    ));
+    requests.push(window(
+        &root,
+        vec![],
+        Direction::Incoming,
+        500,
+        Some(5),
+        true,
+    ));
+
+    let ranked = store.ranked_windows(&graph, &requests).await.unwrap();
+    assert_eq!(ranked.len(), requests.len());
+    for (request, ranked) in requests.iter().zip(&ranked) {
+        let page: EdgePage = store
+            .edge_pages(&graph, std::slice::from_ref(&request.edges))
+            .await
+            .unwrap()
+            .remove(0);
+        assert_eq!(*ranked, query::rank_window(request, page), "{request:?}");
+    }
+    // The comparison covers a cut hub's window read light, whose best ten are
+    // production code of the repository in the root's own file's name ...
+    let hub = &ranked[18];
+    assert_eq!(
+        (requests[18].edges.keep, requests[18].edges.limit),
+        (Some(10), 500)
+    );
+    assert!(hub.light, "a hub's window is read light");
+    assert_eq!((hub.window, hub.total), (500, 769), "the window is cut");
+    assert_eq!(hub.kept.len(), 10);
+    assert!(
+        hub.kept.iter().all(|h| h.node.kind != NodeKind::External
+            && !h.node.test
+            && h.node.path == "pkg/a.go"),
+        "{:?}",
+        hub.kept
+    );
+    assert!(hub.seen.is_empty(), "not asked");
+    // ... and small windows read whole, with every neighbour seen.
+    let small_window = &ranked[2];
+    assert!(!small_window.light);
+    assert_eq!((small_window.distinct, small_window.seen.len()), (3, 3));
+    store.delete_graph(&graph).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_ranks_windows_as_the_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteGraphStore::open(&dir.path().join("graph.db")).unwrap();
+    ranks_windows_as_the_reference(&store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn neo4j_ranks_windows_as_the_reference() {
+    let uri = std::env::var("CODECTX_TEST_NEO4J_URI")
+        .expect("CODECTX_TEST_NEO4J_URI is not set: run the tests with `make test`");
+    let store = Neo4jGraphStore::connect(&uri, "neo4j", "")
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to Neo4j at {uri}: {e}"));
+    ranks_windows_as_the_reference(&store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hugegraph_ranks_windows_as_the_reference() {
+    ranks_windows_as_the_reference(&hugegraph().await).await;
+}
+
 async fn calls_total(
     store: &dyn GraphStore,
     graph: &str,

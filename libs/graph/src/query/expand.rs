@@ -13,9 +13,9 @@ use std::ops::Range;
 use codectx_core::limits;
 use codectx_errors::Error;
 
-use super::{ExpandOptions, Expansion, Omitted, Relevance, describe_direction, kinds_label};
+use super::{ExpandOptions, Expansion, Omitted, describe_direction, kinds_label};
 use crate::model::{Direction, Neighbor, Node, NodeKind};
-use crate::{EdgeHit, EdgeRequest, GraphStore};
+use crate::{EdgeHit, EdgeRequest, GraphStore, WindowRequest};
 
 /// Edges read per root and direction before ranking; the limit applies after ranking.
 const RANK_WINDOW: usize = 500;
@@ -132,41 +132,37 @@ pub async fn expand_many(
         plans.push((missing, expansions));
     }
 
-    // Depth 1: every window in one store call; keep one edge per neighbour (the store's
-    // first: lowest line), rank by relevance to the root, then apply the limit.
-    let requests: Vec<EdgeRequest> = steps
+    // Depth 1: every window in one store call, ranked there: one edge per neighbour (the
+    // store's first: lowest line), by relevance to the root, then the limit.
+    let requests: Vec<WindowRequest> = steps
         .iter()
-        .map(|step| EdgeRequest {
-            root: step.root.id.clone(),
-            kinds: step.options.kinds.clone(),
-            direction: step.direction,
-            limit: RANK_WINDOW.max(step.limit),
-            keep: Some(step.limit),
+        .map(|step| WindowRequest {
+            edges: EdgeRequest {
+                root: step.root.id.clone(),
+                kinds: step.options.kinds.clone(),
+                direction: step.direction,
+                limit: RANK_WINDOW.max(step.limit),
+                keep: Some(step.limit),
+            },
+            root_path: step.root.path.clone(),
+            root_name: step.root.name.clone(),
+            seen: step.depth >= 2,
         })
         .collect();
-    let pages = store.edge_pages(graph_id, &requests).await?;
-    check_count("edge pages", pages.len(), steps.len())?;
+    let windows = store.ranked_windows(graph_id, &requests).await?;
+    check_count("ranked windows", windows.len(), steps.len())?;
     let mut ranked: Vec<Ranked> = steps
         .iter()
-        .zip(pages)
-        .map(|(step, page)| {
-            let mut seen: HashSet<String> = HashSet::from([step.root.id.clone()]);
-            let beyond_window = page.total.saturating_sub(page.hits.len());
-            let mut kept = Vec::new();
-            for hit in page.hits {
-                if seen.insert(hit.node.id.clone()) {
-                    kept.push(hit);
-                }
-            }
-            let relevance = Relevance::new(step.root);
-            kept.sort_by_cached_key(|hit| relevance.key(&hit.node, hit.kind));
-            let not_shown = kept.len().saturating_sub(step.limit) + beyond_window;
-            kept.truncate(step.limit);
+        .zip(windows)
+        .map(|(step, window)| {
+            let mut seen = window.seen;
+            seen.insert(step.root.id.clone());
+            let beyond_window = window.total.saturating_sub(window.window);
             Ranked {
-                kept,
-                not_shown,
+                kept: window.kept,
+                not_shown: window.distinct.saturating_sub(step.limit) + beyond_window,
                 seen,
-                light: page.light,
+                light: window.light,
             }
         })
         .collect();
