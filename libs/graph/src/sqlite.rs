@@ -1,6 +1,6 @@
 //! Embedded backend: one SQLite file. Every statement binds its values as parameters.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use async_trait::async_trait;
@@ -9,9 +9,13 @@ use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::model::{Confidence, Direction, EdgeKind, Node, NodeKind, OwnerGraph, RepositoryInfo};
+use crate::query::{Relevance, RelevanceKey};
 use crate::sqlite_connections::Connections;
 pub(crate) use crate::sqlite_connections::Reach;
-use crate::{EdgeHit, EdgePage, EdgeRequest, GraphStore, LanguageCount, NodesPage};
+use crate::{
+    EdgeHit, EdgePage, EdgeRequest, GraphStore, LanguageCount, NodesPage, RankedWindow,
+    WindowRequest,
+};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS graphs (
@@ -350,7 +354,13 @@ struct EdgePageSql {
     count: String,
     full: String,
     light: String,
+    /// `light` with the far node's `nid` last ([`RANKED_NID`]): what ranking a window
+    /// in the store reads.
+    ranked: String,
 }
+
+/// The column of [`EdgePageSql::ranked`] that holds the far node's `nid`.
+const RANKED_NID: usize = 16;
 
 impl EdgePageSql {
     fn new(kinds: &[EdgeKind], direction: Direction, limit: usize) -> Self {
@@ -365,9 +375,9 @@ impl EdgePageSql {
             .join(",");
         // Column names come from the constants here and kinds are numbers from an enum:
         // no input reaches the SQL text.
-        let page = |columns: &str| {
+        let page = |columns: &str, extra: &str| {
             format!(
-                "SELECT {columns}, e.kind, e.line, e.confidence FROM edges e
+                "SELECT {columns}, e.kind, e.line, e.confidence{extra} FROM edges e
                  JOIN nodes n ON n.nid = e.{far}
                  WHERE e.{near} = ?1 AND e.kind IN ({kind_list})
                  ORDER BY e.kind, n.path, e.line, n.start_line, n.qualified_name, n.id LIMIT {limit}"
@@ -377,9 +387,43 @@ impl EdgePageSql {
             count: format!(
                 "SELECT COUNT(*) FROM edges e WHERE e.{near} = ?1 AND e.kind IN ({kind_list})"
             ),
-            full: page(NODE_COLUMNS),
-            light: page(LIGHT_NODE_COLUMNS),
+            full: page(NODE_COLUMNS, ""),
+            light: page(LIGHT_NODE_COLUMNS, ""),
+            ranked: page(LIGHT_NODE_COLUMNS, ", n.nid"),
         }
+    }
+
+    /// The `nid` of `root` in graph `gid` and its number of edges this page counts; None
+    /// when the graph has no such node or the node no such edge.
+    fn root_total(
+        &self,
+        c: &Connection,
+        gid: i64,
+        root: &str,
+    ) -> Result<Option<(i64, usize)>, Error> {
+        let Some(nid): Option<i64> = c
+            .prepare_cached("SELECT nid FROM nodes WHERE gid = ?1 AND id = ?2")
+            .map_err(storage)?
+            .query_row(params![gid, root], |r| r.get(0))
+            .optional()
+            .map_err(storage)?
+        else {
+            return Ok(None);
+        };
+        let total: i64 = c
+            .prepare_cached(&self.count)
+            .map_err(storage)?
+            .query_row(params![nid], |r| r.get(0))
+            .map_err(storage)?;
+        // Most pages asked are empty (a function nobody calls): no second statement.
+        Ok((total > 0).then_some((nid, total as usize)))
+    }
+
+    /// Whether a window of `total` edges keeping `keep` is read light: below
+    /// crate::LIGHT_WINDOW edges the full rows cost less than a second query for the
+    /// kept ones (every store call is a read transaction of its own).
+    fn is_light(total: usize, keep: Option<usize>) -> bool {
+        keep.is_some_and(|keep| total > keep.max(crate::LIGHT_WINDOW))
     }
 
     /// The page of `root` in graph `gid` (empty when the graph has no such node).
@@ -390,27 +434,20 @@ impl EdgePageSql {
         root: &str,
         light_over: Option<usize>,
     ) -> Result<EdgePage, Error> {
-        let Some(nid): Option<i64> = c
-            .prepare_cached("SELECT nid FROM nodes WHERE gid = ?1 AND id = ?2")
-            .map_err(storage)?
-            .query_row(params![gid, root], |r| r.get(0))
-            .optional()
-            .map_err(storage)?
-        else {
+        let Some((nid, total)) = self.root_total(c, gid, root)? else {
             return Ok(EdgePage::default());
         };
-        let total: i64 = c
-            .prepare_cached(&self.count)
-            .map_err(storage)?
-            .query_row(params![nid], |r| r.get(0))
-            .map_err(storage)?;
-        if total == 0 {
-            // Most pages asked are empty (a function nobody calls): no second statement.
-            return Ok(EdgePage::default());
-        }
-        // Below crate::LIGHT_WINDOW edges the full rows cost less than a second query for
-        // the kept ones (every store call is a read transaction of its own).
-        let light = light_over.is_some_and(|keep| total as usize > keep.max(crate::LIGHT_WINDOW));
+        self.read_rows(c, nid, total, Self::is_light(total, light_over))
+    }
+
+    /// The page of the node `nid`, of `total` edges.
+    fn read_rows(
+        &self,
+        c: &Connection,
+        nid: i64,
+        total: usize,
+        light: bool,
+    ) -> Result<EdgePage, Error> {
         let mut statement = c
             .prepare_cached(if light { &self.light } else { &self.full })
             .map_err(storage)?;
@@ -425,11 +462,103 @@ impl EdgePageSql {
             })
             .map_err(storage)?;
         let hits = rows.collect::<Result<_, _>>().map_err(storage)?;
-        Ok(EdgePage {
-            hits,
-            total: total as usize,
-            light,
+        Ok(EdgePage { hits, total, light })
+    }
+
+    /// The window of `request` ranked: [`crate::query::rank_window`] of its page. A
+    /// window read light (a hub's) is ranked from its rows as they stream, and only the
+    /// nodes kept are built; a small one is read whole and ranked as a page.
+    fn rank(
+        &self,
+        c: &Connection,
+        gid: i64,
+        request: &WindowRequest,
+    ) -> Result<RankedWindow, Error> {
+        let edges = &request.edges;
+        let Some((root, total)) = self.root_total(c, gid, &edges.root)? else {
+            return Ok(crate::query::rank_window(request, EdgePage::default()));
+        };
+        if !Self::is_light(total, edges.keep) {
+            let page = self.read_rows(c, root, total, false)?;
+            return Ok(crate::query::rank_window(request, page));
+        }
+        let keep = edges.keep.unwrap_or(usize::MAX);
+        let relevance = Relevance::new(&request.root_path, &request.root_name);
+        // One edge per neighbour: a node's nid stands for its id, since ids are unique in
+        // a graph (`UNIQUE (gid, id)`) and both ends of an edge are nodes of one graph.
+        let mut distinct: FxHashSet<i64> = FxHashSet::default();
+        let mut seen: HashSet<String> = HashSet::new();
+        // Best first; equal keys in the page's order (a new row goes after its equals).
+        let mut kept: Vec<(RelevanceKey, EdgeHit)> = Vec::new();
+        let mut window = 0;
+        let mut statement = c.prepare_cached(&self.ranked).map_err(storage)?;
+        let mut rows = statement.query(params![root]).map_err(storage)?;
+        while let Some(r) = rows.next().map_err(storage)? {
+            window += 1;
+            let nid: i64 = r.get(RANKED_NID).map_err(storage)?;
+            if nid == root || !distinct.insert(nid) {
+                continue;
+            }
+            if request.seen {
+                seen.insert(r.get(0).map_err(storage)?);
+            }
+            let text = |i: usize| -> Result<&str, Error> {
+                r.get_ref(i)
+                    .map_err(storage)?
+                    .as_str()
+                    .map_err(|e| storage(e.into()))
+            };
+            let kind = edge_from_code(r.get(13).map_err(storage)?);
+            let external = NodeKind::parse(text(1)?).is_none_or(|k| k == NodeKind::External);
+            let test = r.get::<_, i64>(11).map_err(storage)? != 0;
+            let key = relevance.key_of(external, test, text(5)?, text(2)?, kind);
+            if kept.len() >= keep && kept.last().is_none_or(|(worst, _)| key >= *worst) {
+                continue;
+            }
+            let hit = EdgeHit {
+                node: node_row(r).map_err(storage)?,
+                kind,
+                line: r.get(14).map_err(storage)?,
+                confidence: confidence_from_code(r.get(15).map_err(storage)?),
+            };
+            let at = kept.partition_point(|(k, _)| *k <= key);
+            kept.insert(at, (key, hit));
+            kept.truncate(keep);
+        }
+        Ok(RankedWindow {
+            kept: kept.into_iter().map(|(_, hit)| hit).collect(),
+            distinct: distinct.len(),
+            window,
+            total,
+            light: true,
+            seen,
         })
+    }
+}
+
+/// The statements of each shape of request (kinds, direction and limit), prepared once
+/// per store call.
+#[derive(Default)]
+struct EdgePageStatements {
+    shapes: Vec<((Vec<EdgeKind>, Direction, usize), EdgePageSql)>,
+}
+
+impl EdgePageStatements {
+    fn of(&mut self, request: &EdgeRequest) -> &EdgePageSql {
+        let same = |(shape, _): &((Vec<EdgeKind>, Direction, usize), EdgePageSql)| {
+            shape.0 == request.kinds && shape.1 == request.direction && shape.2 == request.limit
+        };
+        let at = match self.shapes.iter().position(same) {
+            Some(at) => at,
+            None => {
+                self.shapes.push((
+                    (request.kinds.clone(), request.direction, request.limit),
+                    EdgePageSql::new(&request.kinds, request.direction, request.limit),
+                ));
+                self.shapes.len() - 1
+            }
+        };
+        &self.shapes[at].1
     }
 }
 
@@ -468,31 +597,45 @@ impl SqliteGraphStore {
                 return Ok(vec![EdgePage::default(); requests.len()]);
             };
             // Requests of the same kinds, direction and limit share their statements.
-            let mut statements: Vec<(&EdgeRequest, EdgePageSql)> = Vec::new();
+            let mut statements = EdgePageStatements::default();
             let mut pages = Vec::with_capacity(requests.len());
             for request in &requests {
                 if request.kinds.is_empty() {
                     pages.push(EdgePage::default());
                     continue;
                 }
-                let same = |(r, _): &&(&EdgeRequest, EdgePageSql)| {
-                    r.kinds == request.kinds
-                        && r.direction == request.direction
-                        && r.limit == request.limit
-                };
-                let sql = match statements.iter().find(same) {
-                    Some((_, sql)) => sql,
-                    None => {
-                        statements.push((
-                            request,
-                            EdgePageSql::new(&request.kinds, request.direction, request.limit),
-                        ));
-                        &statements[statements.len() - 1].1
-                    }
-                };
-                pages.push(sql.read(c, gid, &request.root, request.keep)?);
+                pages.push(
+                    statements
+                        .of(request)
+                        .read(c, gid, &request.root, request.keep)?,
+                );
             }
             Ok(pages)
+        })
+        .await
+    }
+
+    /// Each window ranked ([`GraphStore::ranked_windows`]), in one call of the store's
+    /// worker.
+    async fn rank_windows(
+        &self,
+        graph_id: &str,
+        requests: Vec<WindowRequest>,
+    ) -> Result<Vec<RankedWindow>, Error> {
+        let graph_id = graph_id.to_owned();
+        self.read(Reach::Bounded, move |c| {
+            let gid = Self::gid(c, &graph_id)?;
+            let mut statements = EdgePageStatements::default();
+            let mut windows = Vec::with_capacity(requests.len());
+            for request in &requests {
+                windows.push(match gid {
+                    Some(gid) if !request.edges.kinds.is_empty() => {
+                        statements.of(&request.edges).rank(c, gid, request)?
+                    }
+                    _ => crate::query::rank_window(request, EdgePage::default()),
+                });
+            }
+            Ok(windows)
         })
         .await
     }
@@ -991,6 +1134,14 @@ impl GraphStore for SqliteGraphStore {
         requests: &[EdgeRequest],
     ) -> Result<Vec<EdgePage>, Error> {
         self.read_pages(graph_id, requests.to_vec()).await
+    }
+
+    async fn ranked_windows(
+        &self,
+        graph_id: &str,
+        requests: &[WindowRequest],
+    ) -> Result<Vec<RankedWindow>, Error> {
+        self.rank_windows(graph_id, requests.to_vec()).await
     }
 
     async fn edge_window(
