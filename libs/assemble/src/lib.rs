@@ -117,21 +117,36 @@ pub fn estimate(json: &str) -> u32 {
 /// Serializes `answer` with its own estimate in `answer["tokens"]`, so the number counts
 /// itself. The estimate is stable after at most a few passes (digits change length).
 pub fn finalize(mut answer: Value) -> (String, u32) {
+    let tokens = settle(&mut answer).0;
+    (answer.to_string(), tokens)
+}
+
+/// Sets `answer["tokens"]` to the answer's own estimate, as [`finalize`] serializes it,
+/// and returns it with the length of the text. Measures the answer once, without
+/// writing its text: only the number's digits change between the passes, so each pass
+/// after the first is arithmetic.
+fn settle(answer: &mut Value) -> (u32, usize) {
+    answer["tokens"] = Value::from(0u32);
+    // The text with `"tokens":t` is this long, one digit of it the 0 measured here.
+    let base = json_len(answer) - 1;
+    let length = |tokens: u32| base + digits(tokens);
     let mut tokens = 0u32;
     for _ in 0..4 {
-        answer["tokens"] = Value::from(tokens);
-        let text = answer.to_string();
-        let next = estimate(&text);
+        let next = length(tokens).div_ceil(4) as u32;
         if next == tokens {
-            return (text, tokens);
+            answer["tokens"] = Value::from(tokens);
+            return (tokens, length(tokens));
         }
         tokens = next;
     }
-    answer["tokens"] = Value::from(tokens);
-    let text = answer.to_string();
-    let settled = estimate(&text);
+    let settled = length(tokens).div_ceil(4) as u32;
     answer["tokens"] = Value::from(settled);
-    (answer.to_string(), settled)
+    (settled, length(settled))
+}
+
+/// Decimal digits of `n`.
+fn digits(n: u32) -> usize {
+    n.checked_ilog10().map_or(1, |log| log as usize + 1)
 }
 
 /// A removable piece of an answer: a JSON pointer to an array and how valuable each
@@ -161,22 +176,16 @@ pub fn pack(
 ) -> Result<(String, u32), Error> {
     let mut order: Vec<&Removable> = removable.iter().collect();
     order.sort_by_key(|r| r.priority);
-    // Serialized length of each element (plus its separator), per removable array.
-    let mut lengths: Vec<Vec<usize>> = order
-        .iter()
-        .map(|r| {
-            answer
-                .pointer(&r.pointer)
-                .and_then(|v| v.as_array())
-                .map(|items| items.iter().map(|item| json_len(item) + 1).collect())
-                .unwrap_or_default()
-        })
-        .collect();
+    // Serialized length of each element (plus its separator), per removable array:
+    // measured once, and only when the answer does not fit as it is.
+    let mut lengths: Option<Vec<Vec<usize>>> = None;
     let existing_omitted = answer
         .get("omitted")
         .and_then(|o| o.as_array())
         .cloned()
         .unwrap_or_default();
+    // An answer without a token count gets it last, after any omission list added here.
+    let counted = answer.get("tokens").is_some();
     let budget_bytes = max_tokens as usize * 4;
     let mut omitted: Vec<(String, usize)> = Vec::new();
     loop {
@@ -187,13 +196,30 @@ pub fn pack(
             answer["omitted"] =
                 Value::Array(existing_omitted.iter().cloned().chain(list).collect());
         }
-        let (text, tokens) = finalize(answer.clone());
+        let (tokens, length) = settle(&mut answer);
         if tokens <= max_tokens {
-            return Ok((text, tokens));
+            return Ok((answer.to_string(), tokens));
         }
+        if !counted && let Some(fields) = answer.as_object_mut() {
+            // The last field (settle added it): removing it moves no other field, with
+            // `preserve_order` or without.
+            fields.remove("tokens");
+        }
+        let lengths = lengths.get_or_insert_with(|| {
+            order
+                .iter()
+                .map(|r| {
+                    answer
+                        .pointer(&r.pointer)
+                        .and_then(|v| v.as_array())
+                        .map(|items| items.iter().map(|item| json_len(item) + 1).collect())
+                        .unwrap_or_default()
+                })
+                .collect()
+        });
         // Drop, lowest priority first, at least one element and as many as the excess
         // bytes need; ceil(bytes / 4) <= max_tokens exactly when bytes <= 4 * max_tokens.
-        let mut excess = text.len().saturating_sub(budget_bytes).max(1);
+        let mut excess = length.saturating_sub(budget_bytes).max(1);
         let mut dropped_any = false;
         for (index, target) in order.iter().enumerate() {
             if excess == 0 {
@@ -328,6 +354,48 @@ mod tests {
         assert_eq!(parsed["tokens"], tokens);
     }
 
+    /// The finalizer this replaced, serializing at every pass: the reference.
+    fn finalize_by_serializing(mut answer: Value) -> (String, u32) {
+        let mut tokens = 0u32;
+        for _ in 0..4 {
+            answer["tokens"] = Value::from(tokens);
+            let text = answer.to_string();
+            let next = estimate(&text);
+            if next == tokens {
+                return (text, tokens);
+            }
+            tokens = next;
+        }
+        answer["tokens"] = Value::from(tokens);
+        let settled = estimate(&answer.to_string());
+        answer["tokens"] = Value::from(settled);
+        (answer.to_string(), settled)
+    }
+
+    #[test]
+    fn finalizing_matches_serializing_at_every_pass() {
+        // Answers of every length around the token counts that gain a digit (10, 100,
+        // 1,000, 10,000), with the count absent, first, or among the fields.
+        let lengths = (0..200)
+            .chain(340..440)
+            .chain(3_940..4_060)
+            .chain(39_940..40_060);
+        for length in lengths {
+            let body = "x".repeat(length);
+            for answer in [
+                json!({"status": "ok", "body": body}),
+                json!({"tokens": 0, "status": "ok", "body": body}),
+                json!({"status": "ok", "tokens": 7, "body": body, "omitted": []}),
+            ] {
+                assert_eq!(
+                    finalize(answer.clone()),
+                    finalize_by_serializing(answer),
+                    "{length} bytes"
+                );
+            }
+        }
+    }
+
     #[test]
     fn packing_drops_low_value_detail_first_and_lists_it() {
         let answer = json!({
@@ -413,13 +481,25 @@ mod tests {
     fn packing_matches_dropping_one_element_at_a_time() {
         for budget in [256, 300, 420, 700, 1_000, 2_000, 5_000] {
             for width in [1usize, 7, 40] {
-                let answer = json!({
+                let mut answer = json!({
                     "status": "ok",
                     "entries": [{"name": "Serve",
                                  "callers": (0..60).map(|i| "c".repeat(i % width + 3)).collect::<Vec<_>>(),
                                  "tests": (0..60).map(|i| json!({"n": i, "t": "t".repeat(i % 11)})).collect::<Vec<_>>()}],
                     "omitted": [{"what": "earlier", "count": 1, "reason": "node_limit"}]
                 });
+                // Without an omission list of its own, or with a token count among the
+                // fields: the fields keep the reference's order.
+                match width {
+                    1 => drop(answer.as_object_mut().unwrap().remove("omitted")),
+                    7 => {
+                        let fields = answer.as_object_mut().unwrap();
+                        let entries = fields.remove("entries").unwrap();
+                        fields.insert("tokens".into(), json!(3));
+                        fields.insert("entries".into(), entries);
+                    }
+                    _ => {}
+                }
                 let removable = vec![
                     Removable {
                         pointer: "/entries/0/tests".into(),

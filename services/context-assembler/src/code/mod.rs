@@ -110,8 +110,8 @@ fn finalize(mut answer: Value) -> (String, u32) {
 }
 
 /// Packs the answer under its budget, on the calling task. Packing is linear in the
-/// answer, which `max_tokens` caps at 20,000 tokens (about 80 KB of JSON, serialized a few
-/// times): well under a millisecond, less than the blocking pool's hand-off and wake-up
+/// answer, which `max_tokens` caps at 20,000 tokens (about 80 KB of JSON; an answer that
+/// fits is measured once and serialized once): well under a millisecond, less than the blocking pool's hand-off and wake-up
 /// cost a loaded stack for every call.
 async fn finish(
     status: AnswerStatus,
