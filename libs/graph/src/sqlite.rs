@@ -540,19 +540,21 @@ impl EdgePageSql {
 /// per store call.
 #[derive(Default)]
 struct EdgePageStatements {
-    shapes: Vec<((Vec<EdgeKind>, Direction, usize), EdgePageSql)>,
+    shapes: Vec<(EdgeRequest, EdgePageSql)>,
 }
 
 impl EdgePageStatements {
     fn of(&mut self, request: &EdgeRequest) -> &EdgePageSql {
-        let same = |(shape, _): &((Vec<EdgeKind>, Direction, usize), EdgePageSql)| {
-            shape.0 == request.kinds && shape.1 == request.direction && shape.2 == request.limit
+        let same = |(shape, _): &(EdgeRequest, EdgePageSql)| {
+            shape.kinds == request.kinds
+                && shape.direction == request.direction
+                && shape.limit == request.limit
         };
         let at = match self.shapes.iter().position(same) {
             Some(at) => at,
             None => {
                 self.shapes.push((
-                    (request.kinds.clone(), request.direction, request.limit),
+                    request.clone(),
                     EdgePageSql::new(&request.kinds, request.direction, request.limit),
                 ));
                 self.shapes.len() - 1
