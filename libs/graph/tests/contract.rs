@@ -1330,7 +1330,8 @@ async fn hugegraph_writes_a_graph_larger_than_one_transaction() {
 /// small windows read whole: neighbours external or not, in test files or named like
 /// tests, in the root's counterpart file, named after the root (ASCII or not), in the
 /// root's directory or another, reached by several edges or by the root itself.
-async fn ranks_windows_as_the_reference(store: &dyn GraphStore) {
+/// Returns whether the backend read the hub's window light.
+async fn ranks_windows_as_the_reference(store: &dyn GraphStore) -> bool {
     let graph = graph_id("rank");
     let function = |path: &str, name: &str, line: u32| {
         let kind = if path.is_empty() {
@@ -1506,20 +1507,20 @@ async fn ranks_windows_as_the_reference(store: &dyn GraphStore) {
             .remove(0);
         assert_eq!(*ranked, query::rank_window(request, page), "{request:?}");
     }
-    // The comparison covers a cut hub's window read light, whose best ten are
-    // production code of the repository in the root's own file's name ...
+    // The comparison covers a cut hub's window, whose best ten are production code of
+    // the repository (whatever the backend's page order, the window holds more of those
+    // than ten) ...
     let hub = &ranked[18];
     assert_eq!(
         (requests[18].edges.keep, requests[18].edges.limit),
         (Some(10), 500)
     );
-    assert!(hub.light, "a hub's window is read light");
     assert_eq!((hub.window, hub.total), (500, 769), "the window is cut");
     assert_eq!(hub.kept.len(), 10);
     assert!(
         hub.kept.iter().all(|h| h.node.kind != NodeKind::External
             && !h.node.test
-            && h.node.path == "pkg/a.go"),
+            && !query::is_test_path(&h.node.path)),
         "{:?}",
         hub.kept
     );
@@ -1529,13 +1530,16 @@ async fn ranks_windows_as_the_reference(store: &dyn GraphStore) {
     assert!(!small_window.light);
     assert_eq!((small_window.distinct, small_window.seen.len()), (3, 3));
     store.delete_graph(&graph).await.unwrap();
+    hub.light
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_ranks_windows_as_the_reference() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteGraphStore::open(&dir.path().join("graph.db")).unwrap();
-    ranks_windows_as_the_reference(&store).await;
+    // SQLite reads a hub's window light and ranks it in the store: the comparison covers
+    // that path, not only the reference's.
+    assert!(ranks_windows_as_the_reference(&store).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
