@@ -87,30 +87,61 @@ pub struct Rows<'a> {
     pub norms: &'a [f32],
 }
 
-/// Pass 1: the rows that can be among the best `limit` by exact dot product with `query`,
-/// in row order. Every other row provably is not: its score from the codes plus its
-/// error bound stays below the `limit`-th best lower bound.
-pub fn candidates(rows: Rows<'_>, query: &[f32], limit: usize) -> Vec<usize> {
-    let count = rows.scales.len();
-    if limit == 0 || count == 0 || query.len() != rows.dimension {
+/// Pass 1: the rows of `segments` that can be among the best `limit` of all of them by
+/// exact dot product with the query (`coded`, its codes: [`quantize`]), as (segment,
+/// row), in segment then row order. Every other row provably is not: its score from the
+/// codes plus its error bound stays below the `limit`-th best lower bound over every
+/// segment.
+pub fn candidates(segments: &[Rows<'_>], coded: &Codes, limit: usize) -> Vec<(usize, usize)> {
+    let dimension = coded.codes.len();
+    if limit == 0 || segments.iter().any(|rows| rows.dimension != dimension) {
         return Vec::new();
     }
-    let coded = quantize(query);
-    // Every row's code dot product in one pass (AVX2 where the CPU has it: ADR 0017).
-    let mut dots = Vec::with_capacity(count);
-    codectx_kernels::dot_rows_i8(rows.codes, &coded.codes, &mut dots);
-    let scored = dots.len().min(count);
-    let rows = Approximate {
-        dots: &dots[..scored],
-        scales: &rows.scales[..scored],
-        norms: &rows.norms[..scored],
-        residuals: &rows.residuals[..scored],
-        coded_scale: coded.scale,
-        coded_residual: coded.residual,
-        coded_norm: coded.norm + coded.residual,
+    // Every row's code dot product, segment after segment (AVX2 where the CPU has it:
+    // ADR 0017).
+    let mut dots = Vec::with_capacity(segments.iter().map(|rows| rows.scales.len()).sum());
+    let mut ends = Vec::with_capacity(segments.len());
+    let mut segment_dots = Vec::new();
+    for rows in segments {
+        codectx_kernels::dot_rows_i8(rows.codes, &coded.codes, &mut segment_dots);
+        let scored = segment_dots.len().min(rows.scales.len());
+        dots.extend_from_slice(&segment_dots[..scored]);
+        ends.push(dots.len());
+    }
+    let mut start = 0;
+    let approximate: Vec<Approximate<'_>> = segments
+        .iter()
+        .zip(&ends)
+        .map(|(rows, &end)| {
+            let scored = end - start;
+            let segment = Approximate {
+                dots: &dots[start..end],
+                scales: &rows.scales[..scored],
+                norms: &rows.norms[..scored],
+                residuals: &rows.residuals[..scored],
+                coded_scale: coded.scale,
+                coded_residual: coded.residual,
+                coded_norm: coded.norm + coded.residual,
+            };
+            start = end;
+            segment
+        })
+        .collect();
+    // The best `limit` lower bounds over every segment, best first.
+    let mut lowest: Vec<f32> = Vec::with_capacity(limit + 1);
+    for segment in &approximate {
+        segment.lower_bounds(limit, &mut lowest);
+    }
+    let floor = if lowest.len() == limit && dots.len() > limit {
+        lowest[limit - 1]
+    } else {
+        f32::NEG_INFINITY
     };
-    let floor = rows.floor(limit);
-    rows.reaching(floor)
+    let mut kept = Vec::new();
+    for (at, segment) in approximate.iter().enumerate() {
+        segment.reaching(floor, |row| kept.push((at, row)));
+    }
+    kept
 }
 
 /// Rows per block of the approximate passes: a block's scores are computed together
@@ -149,12 +180,11 @@ impl Approximate<'_> {
         }
     }
 
-    /// The `limit`-th best lower bound (score − bound): every row of the exact answer
-    /// scores at least that. Minus infinity when there are no more rows than `limit`.
-    fn floor(&self, limit: usize) -> f32 {
+    /// Merges this segment's lower bounds (score − bound) into `lowest`, the best
+    /// `limit` lower bounds seen so far, best first: every row of the exact answer
+    /// scores at least the `limit`-th of them once every segment is merged.
+    fn lower_bounds(&self, limit: usize, lowest: &mut Vec<f32>) {
         let count = self.dots.len();
-        // The best `limit` lower bounds, best first.
-        let mut lowest: Vec<f32> = Vec::with_capacity(limit + 1);
         let (mut scores, mut bounds, mut lowers) = ([0f32; BLOCK], [0f32; BLOCK], [0f32; BLOCK]);
         for start in (0..count).step_by(BLOCK) {
             let n = BLOCK.min(count - start);
@@ -185,17 +215,11 @@ impl Approximate<'_> {
                 lowest.truncate(limit);
             }
         }
-        if lowest.len() == limit && count > limit {
-            lowest[limit - 1]
-        } else {
-            f32::NEG_INFINITY
-        }
     }
 
-    /// The rows whose score plus bound reaches `floor`, in row order.
-    fn reaching(&self, floor: f32) -> Vec<usize> {
+    /// Calls `keep` with each row whose score plus bound reaches `floor`, in row order.
+    fn reaching(&self, floor: f32, mut keep: impl FnMut(usize)) {
         let count = self.dots.len();
-        let mut kept = Vec::new();
         let (mut scores, mut bounds) = ([0f32; BLOCK], [0f32; BLOCK]);
         for start in (0..count).step_by(BLOCK) {
             let n = BLOCK.min(count - start);
@@ -208,16 +232,12 @@ impl Approximate<'_> {
             if reach == 0 {
                 continue;
             }
-            kept.extend(
-                scores[..n]
-                    .iter()
-                    .zip(&bounds[..n])
-                    .enumerate()
-                    .filter(|(_, (score, bound))| *score + *bound >= floor)
-                    .map(|(at, _)| start + at),
-            );
+            for (at, (score, bound)) in scores[..n].iter().zip(&bounds[..n]).enumerate() {
+                if *score + *bound >= floor {
+                    keep(start + at);
+                }
+            }
         }
-        kept
     }
 }
 
@@ -252,14 +272,36 @@ pub fn best<'v>(
 mod tests {
     use super::*;
 
-    /// Both passes over rows whose floats are all at hand.
-    fn nearest(rows: Rows<'_>, values: &[f32], query: &[f32], limit: usize) -> Vec<(f32, usize)> {
+    /// Both passes over rows whose floats are all at hand, cut into segments at `cuts`
+    /// (row indexes, ascending): rows are numbered across segments, in order.
+    fn nearest(
+        rows: Rows<'_>,
+        cuts: &[usize],
+        values: &[f32],
+        query: &[f32],
+        limit: usize,
+    ) -> Vec<(f32, usize)> {
         let d = rows.dimension;
+        let count = rows.scales.len();
+        let mut bounds = vec![0];
+        bounds.extend(cuts.iter().copied().filter(|c| *c < count));
+        bounds.push(count);
+        let segments: Vec<Rows<'_>> = bounds
+            .windows(2)
+            .map(|w| Rows {
+                dimension: d,
+                codes: &rows.codes[w[0] * d..w[1] * d],
+                scales: &rows.scales[w[0]..w[1]],
+                residuals: &rows.residuals[w[0]..w[1]],
+                norms: &rows.norms[w[0]..w[1]],
+            })
+            .collect();
         best(
             query,
             limit,
-            candidates(rows, query, limit)
+            candidates(&segments, &quantize(query), limit)
                 .into_iter()
+                .map(|(segment, row)| bounds[segment] + row)
                 .map(|row| (row, &values[row * d..(row + 1) * d])),
         )
     }
@@ -341,12 +383,17 @@ mod tests {
                 } else {
                     random.unit(dimension)
                 };
-                for limit in [1, 10, 50, count + 3] {
-                    assert_eq!(
-                        nearest(rows, &values, &q, limit),
-                        full_scan(&values, dimension, &q, limit),
-                        "dimension {dimension}, query {query}, limit {limit}"
-                    );
+                // Whole, and in segments: empty ones, one of a single row, uneven ones.
+                let cut_sets: [&[usize]; 3] =
+                    [&[], &[0, 0, 1, 17, 17, 250], &[count / 3, count / 2]];
+                for cuts in cut_sets {
+                    for limit in [1, 10, 50, count + 3] {
+                        assert_eq!(
+                            nearest(rows, cuts, &values, &q, limit),
+                            full_scan(&values, dimension, &q, limit),
+                            "dimension {dimension}, query {query}, limit {limit}, cuts {cuts:?}"
+                        );
+                    }
                 }
             }
         }
