@@ -59,6 +59,11 @@ bench-all: models ## The published run: three workloads, hybrid, lexical and den
 	$(BENCH) --workload bench/workloads/go-stdlib.json --repo go-src=$(GO_SRC) --concurrency 32 --duration 60s
 	$(BENCH) --workload bench/workloads/memory.json --repo notes-repo=tests/fixtures/go --concurrency 32 --duration 60s
 
+.PHONY: bench-recall
+bench-recall: models ## Recall of the embedded vector store's lists against its exact scan, per probe share, on the vectors of $(BENCH_DATA) (run make bench first; ADR 0018)
+	$(CARGO) run --release -q -p codectx --bin codectx -- bench recall --data $(BENCH_DATA) --out $(BENCH_OUT) \
+	  $(foreach w,$(wildcard bench/workloads/*.json),--workload $(w))
+
 .PHONY: bench-open-loop
 bench-open-loop: models ## Open-loop load on the Python stdlib (100, 300, 600 calls/s, 20 s each, 32 sessions): p95 per rate and the knee (docs/BENCHMARKS.md)
 	$(BENCH) --workload bench/workloads/python-stdlib.json --repo cpython-lib=$(PYTHON_STDLIB) \

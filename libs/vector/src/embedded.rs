@@ -1,4 +1,5 @@
-//! The embedded backend: exact cosine search over normalized vectors, persisted in one
+//! The embedded backend: cosine search over normalized vectors (exact by default; by
+//! choice, the nearest lists of a large scope only: [`Options`], ADR 0018), persisted in one
 //! SQLite file (`synchronous = FULL`: a write acknowledged is on disk). Memory holds each
 //! vector's 8-bit codes (a quarter of its floats' bytes), which prune the scan; the
 //! floats of the few rows that can still be in the answer are read back from a scratch
@@ -16,14 +17,15 @@ use async_trait::async_trait;
 use codectx_errors::Error;
 use rusqlite::{Connection, params};
 
-use crate::{CollectionKey, Hit, VectorScope, VectorStore, scan};
+use crate::{CollectionKey, Hit, VectorScope, VectorStore, ivf, scan};
 
-/// One scope's vectors as 8-bit codes, contiguous for cache-friendly scans (`scan`: the
-/// codes prune; the floats, read back from [`Floats`], score).
+pub use crate::ivf::EXACT_UP_TO;
+
+/// One list of a scope's vectors as 8-bit codes, contiguous for cache-friendly scans
+/// (`scan`: the codes prune; the floats, read back from [`Floats`], score).
 #[derive(Default)]
-struct Namespace {
+struct List {
     ids: Vec<String>,
-    positions: HashMap<String, usize>,
     /// Per row: where its floats are in [`Floats`].
     offsets: Vec<u64>,
     /// `ids.len() × dimension` codes, row by row, and per row their scale, residual, norm.
@@ -33,61 +35,274 @@ struct Namespace {
     norms: Vec<f32>,
 }
 
-impl Namespace {
-    fn insert(&mut self, id: String, vector: &[f32], offset: u64) {
-        let dimension = vector.len();
-        let coded = scan::quantize(vector);
-        match self.positions.get(&id) {
-            Some(&at) => {
-                self.offsets[at] = offset;
-                self.codes[at * dimension..(at + 1) * dimension].copy_from_slice(&coded.codes);
-                self.scales[at] = coded.scale;
-                self.residuals[at] = coded.residual;
-                self.norms[at] = coded.norm;
-            }
-            None => {
-                self.positions.insert(id.clone(), self.ids.len());
-                self.ids.push(id);
-                self.offsets.push(offset);
-                self.codes.extend_from_slice(&coded.codes);
-                self.scales.push(coded.scale);
-                self.residuals.push(coded.residual);
-                self.norms.push(coded.norm);
-            }
+impl List {
+    fn rows(&self, dimension: usize) -> scan::Rows<'_> {
+        scan::Rows {
+            dimension,
+            codes: &self.codes,
+            scales: &self.scales,
+            residuals: &self.residuals,
+            norms: &self.norms,
         }
     }
 
-    fn remove(&mut self, id: &str, dimension: usize) {
-        let Some(at) = self.positions.remove(id) else {
-            return;
-        };
+    fn push(&mut self, id: String, coded: &scan::Codes, offset: u64) {
+        self.ids.push(id);
+        self.offsets.push(offset);
+        self.codes.extend_from_slice(&coded.codes);
+        self.scales.push(coded.scale);
+        self.residuals.push(coded.residual);
+        self.norms.push(coded.norm);
+    }
+
+    fn set(&mut self, at: usize, coded: &scan::Codes, offset: u64) {
+        let dimension = coded.codes.len();
+        self.offsets[at] = offset;
+        self.codes[at * dimension..(at + 1) * dimension].copy_from_slice(&coded.codes);
+        self.scales[at] = coded.scale;
+        self.residuals[at] = coded.residual;
+        self.norms[at] = coded.norm;
+    }
+
+    /// Removes row `at` by moving the last row into its place; returns the moved row's
+    /// id, if one moved.
+    fn swap_remove(&mut self, at: usize, dimension: usize) -> Option<&str> {
         let last = self.ids.len() - 1;
         if at != last {
-            let moved = self.ids[last].clone();
             self.codes
                 .copy_within(last * dimension..(last + 1) * dimension, at * dimension);
-            self.ids.swap(at, last);
-            self.offsets.swap(at, last);
-            self.scales.swap(at, last);
-            self.residuals.swap(at, last);
-            self.norms.swap(at, last);
-            self.positions.insert(moved, at);
         }
-        self.ids.pop();
-        self.offsets.pop();
-        self.scales.pop();
-        self.residuals.pop();
-        self.norms.pop();
         self.codes.truncate(last * dimension);
+        self.ids.swap_remove(at);
+        self.offsets.swap_remove(at);
+        self.scales.swap_remove(at);
+        self.residuals.swap_remove(at);
+        self.norms.swap_remove(at);
+        (at != last).then(|| self.ids[at].as_str())
     }
 }
 
-fn dimension_of(collection: &str) -> usize {
-    collection
-        .rsplit('_')
-        .next()
-        .and_then(|d| d.parse().ok())
-        .unwrap_or(0)
+/// One scope's vectors: one list scanned whole while the scope holds at most
+/// [`ivf::EXACT_UP_TO`] rows, else lists by learned centroids (ADR 0018).
+struct Namespace {
+    dimension: usize,
+    /// [`Options::probe_share`]: lists are learned only below 1.
+    probe_share: f64,
+    lists: Vec<List>,
+    /// Entity id → (list, row).
+    positions: HashMap<String, (usize, usize)>,
+    centroids: Option<ivf::Centroids>,
+    /// Rows the centroids were learned at.
+    trained_at: usize,
+}
+
+/// Which rows a search reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Probe {
+    /// What [`VectorStore::nearest`] reads: the lists nearest the query holding at least
+    /// [`Options::probe_share`] of the rows, or every row of a scope without lists.
+    Index,
+    /// The lists nearest the query holding at least this share of the rows (for
+    /// measuring other shares than the configured one).
+    Share(f64),
+    /// Every row: the exact answer, the reference the index is measured against.
+    Every,
+}
+
+/// How the store searches (ADR 0018).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Options {
+    /// The least share of a large scope's rows a search reads, in (0, 1]. 1 (the
+    /// default): every row, exact answers, and no lists are learned. Below 1, a scope of
+    /// more than [`EXACT_UP_TO`] rows is grouped into lists by learned centroids and a
+    /// search reads the lists nearest the query until they hold this share of the rows:
+    /// approximate answers (`codectx bench recall` measures how approximate).
+    pub probe_share: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { probe_share: 1.0 }
+    }
+}
+
+impl Options {
+    /// Refuses a share outside (0, 1].
+    pub fn validate(&self) -> Result<(), Error> {
+        if !(self.probe_share > 0.0 && self.probe_share <= 1.0) {
+            return Err(Error::invalid_argument(
+                "vectors.embedded_probe_share",
+                format!(
+                    "{} is not a share of the rows: use a number in (0, 1]; 1 searches every row (exact)",
+                    self.probe_share
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A search's answer and how many rows it read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Search {
+    pub hits: Vec<Hit>,
+    pub rows_read: usize,
+}
+
+/// The size of one scope of a collection, for reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScopeSize {
+    pub collection: String,
+    pub scope: VectorScope,
+    pub rows: usize,
+    /// 1 for a scope scanned whole.
+    pub lists: usize,
+}
+
+impl Namespace {
+    fn new(dimension: usize, options: Options) -> Namespace {
+        Namespace {
+            dimension,
+            probe_share: options.probe_share,
+            lists: vec![List::default()],
+            positions: HashMap::new(),
+            centroids: None,
+            trained_at: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    fn insert(&mut self, id: String, vector: &[f32], offset: u64) {
+        let coded = scan::quantize(vector);
+        let list = self
+            .centroids
+            .as_ref()
+            .map_or(0, |centroids| centroids.assign(&coded.codes));
+        match self.positions.get(&id).copied() {
+            Some((at_list, at)) if at_list == list => self.lists[list].set(at, &coded, offset),
+            Some(_) => {
+                self.remove(&id);
+                self.push(list, id, &coded, offset);
+            }
+            None => self.push(list, id, &coded, offset),
+        }
+    }
+
+    fn push(&mut self, list: usize, id: String, coded: &scan::Codes, offset: u64) {
+        self.positions
+            .insert(id.clone(), (list, self.lists[list].ids.len()));
+        self.lists[list].push(id, coded, offset);
+    }
+
+    fn remove(&mut self, id: &str) {
+        let Some((list, at)) = self.positions.remove(id) else {
+            return;
+        };
+        if let Some(moved) = self.lists[list].swap_remove(at, self.dimension) {
+            let moved = moved.to_owned();
+            self.positions.insert(moved, (list, at));
+        }
+    }
+
+    /// Learns centroids and regroups the rows when the scope has outgrown scanning whole
+    /// or its lists (twice the rows they were learned at, or a quarter), and goes back to
+    /// one list when it has shrunk to half of [`ivf::EXACT_UP_TO`].
+    fn reorganize(&mut self) {
+        let rows = self.len();
+        let indexed = self.centroids.is_some();
+        if self.probe_share >= 1.0 {
+            return;
+        }
+        if indexed && rows <= ivf::EXACT_UP_TO / 2 {
+            self.centroids = None;
+            self.trained_at = 0;
+            self.regroup();
+            return;
+        }
+        let outgrown = rows > ivf::EXACT_UP_TO
+            && (!indexed || rows >= 2 * self.trained_at || 4 * rows <= self.trained_at);
+        if !outgrown {
+            return;
+        }
+        let started = std::time::Instant::now();
+        let order: Vec<(usize, usize)> = self
+            .lists
+            .iter()
+            .enumerate()
+            .flat_map(|(list, rows)| (0..rows.ids.len()).map(move |at| (list, at)))
+            .collect();
+        let dimension = self.dimension;
+        let lists = &self.lists;
+        let centroids = ivf::Centroids::train(dimension, order.len(), ivf::lists_for(rows), |i| {
+            let (list, at) = order[i];
+            let list = &lists[list];
+            (
+                &list.codes[at * dimension..(at + 1) * dimension],
+                list.scales[at],
+            )
+        });
+        tracing::debug!(
+            rows,
+            lists = centroids.len(),
+            took_ms = started.elapsed().as_millis() as u64,
+            "vector store (embedded): learned a scope's lists"
+        );
+        self.centroids = Some(centroids);
+        self.trained_at = rows;
+        self.regroup();
+    }
+
+    /// Puts every row in its list by the current centroids (one list without them).
+    fn regroup(&mut self) {
+        let count = self.centroids.as_ref().map_or(1, ivf::Centroids::len);
+        let old = std::mem::replace(
+            &mut self.lists,
+            (0..count).map(|_| List::default()).collect(),
+        );
+        self.positions.clear();
+        let dimension = self.dimension;
+        for list in old {
+            for (at, id) in list.ids.into_iter().enumerate() {
+                let coded = scan::Codes {
+                    codes: list.codes[at * dimension..(at + 1) * dimension].to_vec(),
+                    scale: list.scales[at],
+                    residual: list.residuals[at],
+                    norm: list.norms[at],
+                };
+                let to = self
+                    .centroids
+                    .as_ref()
+                    .map_or(0, |centroids| centroids.assign(&coded.codes));
+                self.push(to, id, &coded, list.offsets[at]);
+            }
+        }
+    }
+
+    /// The lists a search for `coded` reads.
+    fn probed(&self, coded: &scan::Codes, probe: Probe) -> Vec<usize> {
+        let share = match probe {
+            Probe::Index => self.probe_share,
+            Probe::Share(share) => share,
+            Probe::Every => 1.0,
+        };
+        let Some(centroids) = self.centroids.as_ref().filter(|_| share < 1.0) else {
+            return (0..self.lists.len()).collect();
+        };
+        let wanted = (self.len() as f64 * share).ceil() as usize;
+        let mut read = 0;
+        let mut lists = Vec::new();
+        for list in centroids.ranked(&coded.codes) {
+            if read >= wanted {
+                break;
+            }
+            read += self.lists[list].ids.len();
+            lists.push(list);
+        }
+        lists
+    }
 }
 
 #[derive(Default)]
@@ -99,6 +314,7 @@ struct Memory {
 /// The embedded vector store.
 #[derive(Clone)]
 pub struct EmbeddedVectorStore {
+    options: Options,
     connection: Arc<Mutex<Connection>>,
     floats: Arc<Floats>,
     memory: Arc<RwLock<Memory>>,
@@ -172,8 +388,16 @@ fn from_blob(blob: &[u8]) -> Vec<f32> {
 }
 
 impl EmbeddedVectorStore {
-    /// Opens (creating if needed) the store and loads every vector into memory.
+    /// Opens (creating if needed) the store and loads every vector into memory; searches
+    /// read every row (exact).
     pub fn open(path: &Path) -> Result<Self, Error> {
+        Self::open_with(path, Options::default())
+    }
+
+    /// [`open`](Self::open) with search options; learns the lists of every large scope
+    /// before it returns when `options.probe_share` is below 1.
+    pub fn open_with(path: &Path, options: Options) -> Result<Self, Error> {
+        options.validate()?;
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Error::internal(format!("cannot create {}: {e}", parent.display())))?;
@@ -216,12 +440,13 @@ impl EmbeddedVectorStore {
                     .map_err(|e| storage(e.into()))?;
                 let offset = written + pending.len() as u64;
                 pending.extend_from_slice(blob);
+                let dimension = blob.len() / 4;
                 memory
                     .collections
                     .entry(collection)
                     .or_default()
                     .entry((tenant, namespace))
-                    .or_default()
+                    .or_insert_with(|| Namespace::new(dimension, options))
                     .insert(entity, &from_blob(blob), offset);
                 if pending.len() >= LOAD_BUFFER {
                     floats.append(&pending)?;
@@ -231,11 +456,160 @@ impl EmbeddedVectorStore {
             }
             floats.append(&pending)?;
         }
+        for namespace in memory
+            .collections
+            .values_mut()
+            .flat_map(HashMap::values_mut)
+        {
+            namespace.reorganize();
+        }
         Ok(Self {
+            options,
             connection: Arc::new(Mutex::new(connection)),
             floats: Arc::new(floats),
             memory: Arc::new(RwLock::new(memory)),
         })
+    }
+
+    /// The nearest vectors to `query` in the scope, best first, at most `limit`, reading
+    /// the rows `probe` says: [`Probe::Index`] is what [`VectorStore::nearest`] answers,
+    /// [`Probe::Every`] the exact answer it is measured against (`codectx bench recall`).
+    pub fn search(
+        &self,
+        scope: &VectorScope,
+        collection: &CollectionKey,
+        query: &[f32],
+        limit: usize,
+        probe: Probe,
+    ) -> Result<Search, Error> {
+        let dimension = collection.dimension as usize;
+        let nothing = Search {
+            hits: Vec::new(),
+            rows_read: 0,
+        };
+        if query.len() != dimension || limit == 0 {
+            return Ok(nothing);
+        }
+        let name = collection.name();
+        let coded = scan::quantize(query);
+        // Pass 1 over the codes in memory: the rows that can be in the answer, with where
+        // their floats are (an offset stays valid after the lock is released: a replaced
+        // vector is appended elsewhere).
+        let (candidates, rows_read): (Vec<(String, u64)>, usize) = {
+            let memory = self
+                .memory
+                .read()
+                .map_err(|_| Error::internal("vector memory lock poisoned"))?;
+            let key = (scope.tenant_id.clone(), scope.namespace.clone());
+            let Some(namespace) = memory.collections.get(&name).and_then(|c| c.get(&key)) else {
+                return Ok(nothing);
+            };
+            let lists: Vec<&List> = namespace
+                .probed(&coded, probe)
+                .into_iter()
+                .map(|list| &namespace.lists[list])
+                .collect();
+            let segments: Vec<scan::Rows<'_>> =
+                lists.iter().map(|list| list.rows(dimension)).collect();
+            let candidates = scan::candidates(&segments, &coded, limit)
+                .into_iter()
+                .map(|(list, row)| (lists[list].ids[row].clone(), lists[list].offsets[row]))
+                .collect();
+            (candidates, lists.iter().map(|list| list.ids.len()).sum())
+        };
+        // Pass 2 over their floats, read back from the scratch file.
+        let floats: Vec<Vec<f32>> = candidates
+            .iter()
+            .map(|(_, offset)| self.floats.read(*offset, dimension))
+            .collect::<Result<_, _>>()?;
+        let best = scan::best(
+            query,
+            limit,
+            floats.iter().enumerate().map(|(at, v)| (at, v.as_slice())),
+        );
+        Ok(Search {
+            hits: best
+                .into_iter()
+                .map(|(score, at)| Hit {
+                    entity_id: candidates[at].0.clone(),
+                    score,
+                    tenant_id: scope.tenant_id.clone(),
+                    namespace: scope.namespace.clone(),
+                })
+                .collect(),
+            rows_read,
+        })
+    }
+
+    /// Every scope of every collection, with its rows and lists, largest first.
+    pub fn scopes(&self) -> Result<Vec<ScopeSize>, Error> {
+        let memory = self
+            .memory
+            .read()
+            .map_err(|_| Error::internal("vector memory lock poisoned"))?;
+        let mut sizes: Vec<ScopeSize> = memory
+            .collections
+            .iter()
+            .flat_map(|(collection, scopes)| {
+                scopes
+                    .iter()
+                    .map(|((tenant_id, namespace), rows)| ScopeSize {
+                        collection: collection.clone(),
+                        scope: VectorScope {
+                            tenant_id: tenant_id.clone(),
+                            namespace: namespace.clone(),
+                        },
+                        rows: rows.len(),
+                        lists: rows.lists.len(),
+                    })
+            })
+            .collect();
+        sizes.sort_by(|a, b| {
+            b.rows
+                .cmp(&a.rows)
+                .then_with(|| a.collection.cmp(&b.collection))
+        });
+        Ok(sizes)
+    }
+
+    /// The stored vectors of `count` rows of a scope spread evenly over it, in a fixed
+    /// order (queries for `codectx bench recall`).
+    pub fn sample(
+        &self,
+        scope: &VectorScope,
+        collection: &CollectionKey,
+        count: usize,
+    ) -> Result<Vec<Vec<f32>>, Error> {
+        let dimension = collection.dimension as usize;
+        let offsets: Vec<u64> = {
+            let memory = self
+                .memory
+                .read()
+                .map_err(|_| Error::internal("vector memory lock poisoned"))?;
+            let key = (scope.tenant_id.clone(), scope.namespace.clone());
+            let Some(namespace) = memory
+                .collections
+                .get(&collection.name())
+                .and_then(|c| c.get(&key))
+            else {
+                return Ok(Vec::new());
+            };
+            let mut ids: Vec<&String> = namespace.positions.keys().collect();
+            ids.sort();
+            let step = (ids.len() / count.max(1)).max(1);
+            ids.iter()
+                .step_by(step)
+                .take(count)
+                .map(|id| {
+                    let (list, at) = namespace.positions[*id];
+                    namespace.lists[list].offsets[at]
+                })
+                .collect()
+        };
+        offsets
+            .into_iter()
+            .map(|offset| self.floats.read(offset, dimension))
+            .collect()
     }
 
     async fn blocking<T: Send + 'static>(
@@ -264,6 +638,8 @@ impl VectorStore for EmbeddedVectorStore {
         let scope = scope.clone();
         let name = collection.name();
         let records = records.to_vec();
+        let collection_dimension = collection.dimension as usize;
+        let options = self.options;
         self.blocking(move |store| {
             {
                 let mut connection = store.connection.lock().map_err(|_| Error::internal("vector store lock poisoned"))?;
@@ -285,10 +661,17 @@ impl VectorStore for EmbeddedVectorStore {
                 offsets.push(store.floats.append(&to_blob(vector))?);
             }
             let mut memory = store.memory.write().map_err(|_| Error::internal("vector memory lock poisoned"))?;
-            let namespace = memory.collections.entry(name).or_default().entry((scope.tenant_id, scope.namespace)).or_default();
+            let dimension = collection_dimension;
+            let namespace = memory
+                .collections
+                .entry(name)
+                .or_default()
+                .entry((scope.tenant_id, scope.namespace))
+                .or_insert_with(|| Namespace::new(dimension, options));
             for ((id, vector), offset) in records.iter().zip(offsets) {
                 namespace.insert(id.clone(), vector, offset);
             }
+            namespace.reorganize();
             Ok(records.len())
         })
         .await
@@ -314,12 +697,12 @@ impl VectorStore for EmbeddedVectorStore {
             }
             let mut memory = store.memory.write().map_err(|_| Error::internal("vector memory lock poisoned"))?;
             let key = (scope.tenant_id.clone(), scope.namespace.clone());
-            for (name, collection) in memory.collections.iter_mut() {
-                let dimension = dimension_of(name);
+            for collection in memory.collections.values_mut() {
                 if let Some(namespace) = collection.get_mut(&key) {
                     for id in &ids {
-                        namespace.remove(id, dimension);
+                        namespace.remove(id);
                     }
+                    namespace.reorganize();
                 }
             }
             Ok(deleted)
@@ -334,57 +717,9 @@ impl VectorStore for EmbeddedVectorStore {
         query: &[f32],
         limit: usize,
     ) -> Result<Vec<Hit>, Error> {
-        let dimension = collection.dimension as usize;
-        if query.len() != dimension || limit == 0 {
-            return Ok(Vec::new());
-        }
-        let name = collection.name();
-        // Pass 1 over the codes in memory: the rows that can be in the answer, with where
-        // their floats are (an offset stays valid after the lock is released: a replaced
-        // vector is appended elsewhere).
-        let candidates: Vec<(String, u64)> = {
-            let memory = self
-                .memory
-                .read()
-                .map_err(|_| Error::internal("vector memory lock poisoned"))?;
-            let key = (scope.tenant_id.clone(), scope.namespace.clone());
-            let Some(namespace) = memory.collections.get(&name).and_then(|c| c.get(&key)) else {
-                return Ok(Vec::new());
-            };
-            scan::candidates(
-                scan::Rows {
-                    dimension,
-                    codes: &namespace.codes,
-                    scales: &namespace.scales,
-                    residuals: &namespace.residuals,
-                    norms: &namespace.norms,
-                },
-                query,
-                limit,
-            )
-            .into_iter()
-            .map(|row| (namespace.ids[row].clone(), namespace.offsets[row]))
-            .collect()
-        };
-        // Pass 2 over their floats, read back from the scratch file.
-        let floats: Vec<Vec<f32>> = candidates
-            .iter()
-            .map(|(_, offset)| self.floats.read(*offset, dimension))
-            .collect::<Result<_, _>>()?;
-        let best = scan::best(
-            query,
-            limit,
-            floats.iter().enumerate().map(|(at, v)| (at, v.as_slice())),
-        );
-        Ok(best
-            .into_iter()
-            .map(|(score, at)| Hit {
-                entity_id: candidates[at].0.clone(),
-                score,
-                tenant_id: scope.tenant_id.clone(),
-                namespace: scope.namespace.clone(),
-            })
-            .collect())
+        Ok(self
+            .search(scope, collection, query, limit, Probe::Index)?
+            .hits)
     }
 
     async fn ids(
@@ -405,8 +740,8 @@ impl VectorStore for EmbeddedVectorStore {
             .and_then(|c| c.get(&key))
             .map(|namespace| {
                 namespace
-                    .ids
-                    .iter()
+                    .positions
+                    .keys()
                     .filter(|id| id.starts_with(prefix))
                     .cloned()
                     .collect()

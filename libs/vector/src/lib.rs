@@ -1,10 +1,12 @@
 //! Dense vector storage and exact/approximate nearest-neighbour search, always scoped by a
 //! tenant and namespace that come from the verified context. One collection per (model
-//! content hash, dimension). Backends: the embedded exact index (default) and Milvus (an
+//! content hash, dimension). Backends: the embedded index (default; exact unless an
+//! operator chooses lists that read a share of a large scope, ADR 0018) and Milvus (an
 //! adapter crate of its own). Both pass one contract suite.
 
 pub mod contract;
 pub mod embedded;
+mod ivf;
 mod scan;
 
 use async_trait::async_trait;

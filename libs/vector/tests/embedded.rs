@@ -1,6 +1,6 @@
 //! The embedded store against the vector contract, and its durability.
 
-use codectx_vector::embedded::EmbeddedVectorStore;
+use codectx_vector::embedded::{EXACT_UP_TO, EmbeddedVectorStore, Options, Probe};
 use codectx_vector::{CollectionKey, VectorScope, VectorStore, contract, prepare};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -153,5 +153,191 @@ async fn searches_read_the_floats_of_the_vector_as_it_is_now() {
                 "reopened store answered a deleted vector"
             );
         }
+    }
+}
+
+/// `count` unit vectors of `dimension` around `centres` pseudo-random centres (a spread
+/// like an embedding model's: clusters, not uniform noise).
+fn clustered(random: &mut Random, dimension: usize, centres: usize, count: usize) -> Vec<Vec<f32>> {
+    let centres: Vec<Vec<f32>> = (0..centres).map(|_| random.unit(dimension)).collect();
+    (0..count)
+        .map(|n| {
+            let noise = random.unit(dimension);
+            let mixed: Vec<f32> = centres[(n * 7919) % centres.len()]
+                .iter()
+                .zip(&noise)
+                .map(|(c, e)| c + 0.45 * e)
+                .collect();
+            let norm = mixed.iter().map(|x| x * x).sum::<f32>().sqrt();
+            mixed.into_iter().map(|x| x / norm).collect()
+        })
+        .collect()
+}
+
+/// Share of the exact answers' ids the store's own answers hold, over `queries`.
+fn recall(
+    store: &EmbeddedVectorStore,
+    scope: &VectorScope,
+    model: &CollectionKey,
+    queries: &[Vec<f32>],
+    limit: usize,
+) -> f64 {
+    let (mut found, mut wanted) = (0, 0);
+    for query in queries {
+        let index = store
+            .search(scope, model, query, limit, Probe::Index)
+            .unwrap();
+        let exact = store
+            .search(scope, model, query, limit, Probe::Every)
+            .unwrap();
+        assert!(
+            index.rows_read < exact.rows_read / 4,
+            "{} of {} rows read",
+            index.rows_read,
+            exact.rows_read
+        );
+        found += exact
+            .hits
+            .iter()
+            .filter(|h| index.hits.iter().any(|i| i.entity_id == h.entity_id))
+            .count();
+        wanted += exact.hits.len();
+    }
+    found as f64 / wanted as f64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scope_past_the_exact_limit_searches_its_nearest_lists() {
+    // ADR 0018: past EXACT_UP_TO rows a scope is grouped into lists by learned centroids
+    // and a search reads the lists nearest the query. Every stored vector still finds
+    // itself (its own list is read first), through replacements that move rows between
+    // lists, deletions and a reopen; the exact probe answers what a full float scan
+    // answers; recall against it stays far above the share of rows read on clustered
+    // data; a scope that shrinks to half the limit is scanned whole again.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vectors.db");
+    let dimension = 32;
+    let (scope, model) = scope_and_model("ef", dimension as u32);
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    let count = EXACT_UP_TO + 3_616;
+    let mut live: Vec<(String, Vec<f32>)> = clustered(&mut random, dimension, 200, count)
+        .into_iter()
+        .enumerate()
+        .map(|(n, v)| (format!("cv_{n:08x}"), v))
+        .collect();
+    let options = Options {
+        probe_share: 1.0 / 16.0,
+    };
+    let store = EmbeddedVectorStore::open_with(&path, options).unwrap();
+    for batch in live.chunks(5_000) {
+        store.upsert(&scope, &model, batch).await.unwrap();
+    }
+    let lists = |store: &EmbeddedVectorStore| store.scopes().unwrap()[0].lists;
+    assert_eq!(lists(&store), 141, "sqrt(20,000) lists");
+    let finds_itself = |store: &EmbeddedVectorStore, live: &[(String, Vec<f32>)]| {
+        for (id, vector) in live.iter().step_by(37) {
+            let found = store
+                .search(&scope, &model, vector, 1, Probe::Index)
+                .unwrap();
+            assert_eq!(found.hits[0].entity_id, *id);
+        }
+    };
+    finds_itself(&store, &live);
+    let queries = clustered(&mut Random(5), dimension, 200, 100);
+    // Lists unrelated to similarity would find about the share of rows read (1/16);
+    // the real model's recall is measured by `codectx bench recall` (docs/BENCHMARKS.md).
+    let before = recall(&store, &scope, &model, &queries, 10);
+    assert!(before >= 0.8, "recall@10 {before}");
+    // The exact probe is the definition.
+    for query in queries.iter().take(10) {
+        let exact: Vec<String> = store
+            .search(&scope, &model, query, 30, Probe::Every)
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| h.entity_id)
+            .collect();
+        assert_eq!(exact, brute_force(&live, query, 30));
+    }
+    // Replacements (to another cluster, so most change lists) and deletions.
+    let fresh = clustered(&mut Random(11), dimension, 50, 1_000);
+    for (n, vector) in (0..count).step_by(count / 1_000).zip(fresh) {
+        live[n].1 = vector;
+    }
+    let replaced: Vec<(String, Vec<f32>)> = (0..count)
+        .step_by(count / 1_000)
+        .take(1_000)
+        .map(|n| live[n].clone())
+        .collect();
+    store.upsert(&scope, &model, &replaced).await.unwrap();
+    let gone: Vec<String> = (3..count).step_by(19).map(|n| live[n].0.clone()).collect();
+    store.delete(&scope, &gone).await.unwrap();
+    live.retain(|(id, _)| !gone.contains(id));
+    finds_itself(&store, &live);
+    let mut listed = 0;
+    for digit in "0123456789abcdef".chars() {
+        listed += store
+            .ids(&scope, &model, &format!("cv_0000{digit}"))
+            .await
+            .unwrap()
+            .len();
+    }
+    assert_eq!(listed, live.len());
+    for query in queries.iter().take(20) {
+        let hits = store.nearest(&scope, &model, query, 30).await.unwrap();
+        assert!(hits.iter().all(|h| !gone.contains(&h.entity_id)));
+    }
+    drop(store);
+    // Opened with the default options, the same file is searched exactly.
+    let exact = EmbeddedVectorStore::open(&path).unwrap();
+    assert_eq!(lists(&exact), 1);
+    for query in queries.iter().take(10) {
+        let got: Vec<String> = exact
+            .nearest(&scope, &model, query, 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|h| h.entity_id)
+            .collect();
+        assert_eq!(got, brute_force(&live, query, 10));
+    }
+    drop(exact);
+    let reopened = EmbeddedVectorStore::open_with(&path, options).unwrap();
+    assert_eq!(reopened.scopes().unwrap()[0].rows, live.len());
+    // A reopen with lists learns them again from the file.
+    assert!(lists(&reopened) > 1);
+    finds_itself(&reopened, &live);
+    let after = recall(&reopened, &scope, &model, &queries, 10);
+    assert!(after >= 0.8, "recall@10 after a reopen {after}");
+    // Shrunk to half the limit: one list, scanned whole.
+    let keep = EXACT_UP_TO / 2;
+    let shed: Vec<String> = live[keep..].iter().map(|(id, _)| id.clone()).collect();
+    reopened.delete(&scope, &shed).await.unwrap();
+    live.truncate(keep);
+    assert_eq!(lists(&reopened), 1);
+    for query in queries.iter().take(10) {
+        let got: Vec<String> = reopened
+            .nearest(&scope, &model, query, 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|h| h.entity_id)
+            .collect();
+        assert_eq!(got, brute_force(&live, query, 10));
+    }
+}
+
+#[test]
+fn a_probe_share_outside_zero_to_one_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vectors.db");
+    for share in [0.0, -0.5, 1.5, f64::NAN] {
+        let refused = EmbeddedVectorStore::open_with(&path, Options { probe_share: share })
+            .err()
+            .unwrap_or_else(|| panic!("{share} was accepted"));
+        assert!(refused.to_string().contains("(0, 1]"), "{refused}");
+    }
+    for share in [1.0, 0.25] {
+        EmbeddedVectorStore::open_with(&path, Options { probe_share: share }).unwrap();
     }
 }

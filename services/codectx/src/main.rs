@@ -35,7 +35,7 @@ enum Command {
     Mcp(McpArgs),
     /// Runs a benchmark workload (bench/WORKLOAD.md format) through the real MCP path and
     /// reports context reduction, evidence coverage and latency (docs/BENCHMARKS.md).
-    Bench(codectx::bench::BenchArgs),
+    Bench(Box<codectx::bench::BenchArgs>),
     /// Re-indexes a repository now in a Kubernetes install: creates a Job from the
     /// repository's indexer CronJob (the chart's `indexer`) and prints its name.
     Reindex(codectx::reindex::ReindexArgs),
@@ -95,6 +95,12 @@ struct UpArgs {
     /// answers say `stale` until the re-index lands.
     #[arg(long)]
     no_watch: bool,
+    /// The least share of a large scope's vectors a dense search reads: 1 (default)
+    /// reads every vector, exact; below 1, scopes of more than 16,384 vectors are grouped
+    /// into lists and a search reads the nearest lists, approximate and cheaper (ADR
+    /// 0018; `codectx bench recall` measures what a share finds).
+    #[arg(long, default_value_t = 1.0, value_name = "SHARE")]
+    vector_probe_share: f64,
     /// The graph store (code graphs and memory): the embedded one in --data unless
     /// --neo4j or --hugegraph names a server.
     #[command(flatten)]
@@ -150,7 +156,7 @@ async fn main() -> anyhow::Result<()> {
                     ..Default::default()
                 },
             )?;
-            if !codectx::bench::run(args).await? {
+            if !codectx::bench::run(*args).await? {
                 std::process::exit(2);
             }
             Ok(())
@@ -221,6 +227,7 @@ async fn mcp_stdio(args: McpArgs) -> anyhow::Result<()> {
         compression: Default::default(),
         graph: Default::default(),
         vectors: Default::default(),
+        vector_probe_share: 1.0,
         lexical_load_wait_ms: codectx_core::limits::INDEX_LOAD_WAIT_SECONDS * 1000,
         lexical_stale_wait_ms: codectx_lexical_ranker::STALE_WAIT_MS,
         lexical_cache_mib: codectx_lexical_ranker::Config::default().cache_mib,
@@ -309,6 +316,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         compression: persistent_compression(&args.data),
         graph: args.graph.backend(),
         vectors: Default::default(),
+        vector_probe_share: args.vector_probe_share,
         lexical_load_wait_ms: codectx_core::limits::INDEX_LOAD_WAIT_SECONDS * 1000,
         lexical_stale_wait_ms: codectx_lexical_ranker::STALE_WAIT_MS,
         lexical_cache_mib: codectx_lexical_ranker::Config::default().cache_mib,

@@ -171,6 +171,8 @@ pub struct StackOptions {
     pub graph: GraphBackend,
     /// The vector store (embedded unless measuring a cluster backend).
     pub vectors: VectorBackend,
+    /// The embedded vector store's `embedded_probe_share` (1: exact; ADR 0018).
+    pub vector_probe_share: f64,
     /// How long a request waits for a lexical index to load before it answers
     /// `unavailable` (lexical-ranker's `load_wait_ms`).
     pub lexical_load_wait_ms: u64,
@@ -201,6 +203,7 @@ impl StackOptions {
             compression: Default::default(),
             graph: GraphBackend::Embedded,
             vectors: VectorBackend::Embedded,
+            vector_probe_share: 1.0,
             lexical_load_wait_ms: codectx_core::limits::INDEX_LOAD_WAIT_SECONDS * 1000,
             lexical_stale_wait_ms: codectx_lexical_ranker::STALE_WAIT_MS,
             lexical_cache_mib: codectx_lexical_ranker::Config::default().cache_mib,
@@ -362,6 +365,7 @@ impl Stack {
                                     .join("vectors.db")
                                     .display()
                                     .to_string(),
+                                embedded_probe_share: options.vector_probe_share,
                                 ..Default::default()
                             },
                             VectorBackend::Milvus {

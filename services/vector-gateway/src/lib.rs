@@ -11,7 +11,7 @@ use codectx_proto::vector::v1::vector_gateway_service_server;
 use codectx_runtime::{BuiltService, Readiness, ServerConfig, TenantConfig};
 use codectx_telemetry::TelemetryConfig;
 use codectx_vector::VectorStore;
-use codectx_vector::embedded::EmbeddedVectorStore;
+use codectx_vector::embedded::{EmbeddedVectorStore, Options as EmbeddedOptions};
 use codectx_vector_milvus::{FilterMode, MilvusVectorStore};
 use serde::{Deserialize, Serialize};
 use tonic::service::Routes;
@@ -28,7 +28,7 @@ const CAPABILITIES: &[&str] = &["describe", "upsert", "delete", "nearest", "list
 pub const MAX_RECORDS: usize = 256;
 
 /// Configuration: defaults, then the TOML file, then `CODECTX_VECTOR_GATEWAY__*`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub server: ServerConfig,
@@ -38,13 +38,18 @@ pub struct Config {
 }
 
 /// The `[vectors]` section.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct VectorsConfig {
     /// `embedded` (default) or `milvus`.
     pub backend: String,
     /// The embedded store's file.
     pub embedded_path: String,
+    /// The least share of a large scope's rows an embedded search reads, in (0, 1]: 1
+    /// (default) reads every row, exact; below 1, scopes of more than 16,384 vectors
+    /// are grouped into lists and a search reads the nearest lists, approximate
+    /// (ADR 0018; `codectx bench recall` measures the recall of a share).
+    pub embedded_probe_share: f64,
     /// Milvus gRPC endpoint, e.g. `http://milvus:19530`.
     pub milvus_uri: String,
     /// Name of the environment variable holding a Milvus token (`user:password` or API key).
@@ -74,6 +79,7 @@ impl Default for VectorsConfig {
         Self {
             backend: "embedded".into(),
             embedded_path: ".codectx/vectors.db".into(),
+            embedded_probe_share: 1.0,
             milvus_uri: String::new(),
             milvus_token_env: "CODECTX_MILVUS_TOKEN".into(),
             milvus_filter_mode: "template".into(),
@@ -93,9 +99,12 @@ pub async fn build(config: Config) -> Result<BuiltService, Error> {
     }
     let mut hybrid = None;
     let store: Arc<dyn VectorStore> = match vectors.backend.as_str() {
-        "embedded" => Arc::new(EmbeddedVectorStore::open(std::path::Path::new(
-            &vectors.embedded_path,
-        ))?),
+        "embedded" => Arc::new(EmbeddedVectorStore::open_with(
+            std::path::Path::new(&vectors.embedded_path),
+            EmbeddedOptions {
+                probe_share: vectors.embedded_probe_share,
+            },
+        )?),
         "milvus" => {
             let mode = match vectors.milvus_filter_mode.as_str() {
                 "template" => FilterMode::Template,

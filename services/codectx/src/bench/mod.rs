@@ -15,6 +15,7 @@ pub mod calibrate;
 pub mod client;
 mod load;
 pub mod oracle;
+pub mod recall;
 mod report;
 pub mod score;
 pub mod session;
@@ -120,6 +121,11 @@ pub struct BenchArgs {
     /// Send Milvus filters as templates with parameters (Milvus 2.5+ servers).
     #[arg(long, requires = "milvus")]
     pub milvus_filter_templates: bool,
+    /// The embedded vector store's least share of a large scope's rows a search reads
+    /// (`vectors.embedded_probe_share`): 1 reads every row (exact); below 1, the
+    /// nearest lists only (ADR 0018).
+    #[arg(long, default_value_t = 1.0, value_name = "SHARE")]
+    pub vector_probe_share: f64,
     /// How the stack's services call each other: in process, as `codectx up` runs them
     /// (ADR 0016), or over loopback gRPC, as separate processes and pods do.
     #[arg(long, value_enum, default_value_t = PeerTransport::InProcess)]
@@ -213,6 +219,10 @@ pub enum BenchCommand {
     /// Chooses the dense leg's similarity floor on a labelled set (bench/calibration),
     /// per embedded text variant (`make bench-calibrate`).
     Calibrate(calibrate::CalibrateArgs),
+    /// Measures the embedded vector store's lists against its exact scan: recall of the
+    /// exact answer at each depth for the workloads' questions and for stored vectors,
+    /// rows read and time per query (`make bench-recall`, ADR 0018).
+    Recall(recall::RecallArgs),
 }
 
 /// A retrieval configuration under test.
@@ -444,6 +454,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
             return tokio::task::spawn_blocking(move || calibrate::run(calibrate).map(|_| true))
                 .await?;
         }
+        Some(BenchCommand::Recall(recall)) => {
+            return tokio::task::spawn_blocking(move || recall::run(recall).map(|_| true)).await?;
+        }
         None => {}
     }
     let started_at = std::time::SystemTime::now();
@@ -535,6 +548,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<bool> {
             code_floors: args.code_floors,
             graph: args.graph_backend(),
             vectors: args.vector_backend(*arm),
+            vector_probe_share: args.vector_probe_share,
             transport: args.peers,
             ..StackOptions::ephemeral(args.data.clone())
         })
