@@ -133,7 +133,7 @@ impl Options {
             return Err(Error::invalid_argument(
                 "vectors.embedded_probe_share",
                 format!(
-                    "{} is not a share of the rows: use a number in (0, 1]; 1 searches every row (exact)",
+                    "vectors.embedded_probe_share = {} is not a share of the rows: use a number in (0, 1]; 1 searches every row (exact)",
                     self.probe_share
                 ),
             ));

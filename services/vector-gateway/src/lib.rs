@@ -171,3 +171,44 @@ struct VectorGateway {
     /// The Milvus store's hybrid collections, when native hybrid search is on.
     hybrid: Option<Arc<MilvusVectorStore>>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from_env(value: &str) -> Result<Config, codectx_config::ConfigError> {
+        codectx_config::load_with_env(
+            "vector-gateway",
+            None,
+            [(
+                "CODECTX_VECTOR_GATEWAY__VECTORS__EMBEDDED_PROBE_SHARE".to_owned(),
+                value.to_owned(),
+            )],
+        )
+    }
+
+    #[test]
+    fn the_probe_share_defaults_to_exact_and_reads_from_the_environment() {
+        assert_eq!(Config::default().vectors.embedded_probe_share, 1.0);
+        // An integer and a fraction both read as a share.
+        assert_eq!(from_env("1").unwrap().vectors.embedded_probe_share, 1.0);
+        assert_eq!(from_env("0.25").unwrap().vectors.embedded_probe_share, 0.25);
+        assert!(from_env("a quarter").is_err());
+    }
+
+    #[tokio::test]
+    async fn a_share_outside_zero_to_one_refuses_to_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::default();
+        config.vectors.embedded_path = dir.path().join("vectors.db").display().to_string();
+        config.vectors.embedded_probe_share = 0.0;
+        let refused = build(config)
+            .await
+            .err()
+            .expect("a share of 0 was accepted");
+        assert!(
+            refused.to_string().contains("embedded_probe_share"),
+            "{refused}"
+        );
+    }
+}
