@@ -202,10 +202,9 @@ mod tests {
         let mut config = Config::default();
         config.vectors.embedded_path = dir.path().join("vectors.db").display().to_string();
         config.vectors.embedded_probe_share = 0.0;
-        let refused = build(config)
-            .await
-            .err()
-            .expect("a share of 0 was accepted");
+        let Err(refused) = build(config).await else {
+            panic!("a share of 0 was accepted");
+        };
         assert!(
             refused.to_string().contains("embedded_probe_share"),
             "{refused}"
