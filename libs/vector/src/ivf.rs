@@ -213,22 +213,7 @@ fn first_best(scores: &[f32]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// xorshift: deterministic pseudo-random unit vectors.
-    struct Vectors(u64);
-    impl Vectors {
-        fn next(&mut self) -> f32 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        }
-        fn unit(&mut self, dimension: usize) -> Vec<f32> {
-            let v: Vec<f32> = (0..dimension).map(|_| self.next()).collect();
-            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-            v.into_iter().map(|x| x / n).collect()
-        }
-    }
+    use crate::testing::Vectors;
 
     #[test]
     fn learns_the_clusters_rows_come_from() {

@@ -8,6 +8,8 @@ pub mod contract;
 pub mod embedded;
 mod ivf;
 mod scan;
+#[cfg(test)]
+mod testing;
 
 use async_trait::async_trait;
 use codectx_core::limits;

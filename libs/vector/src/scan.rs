@@ -271,6 +271,7 @@ pub fn best<'v>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Vectors;
 
     /// Both passes over rows whose floats are all at hand, cut into segments at `cuts`
     /// (row indexes, ascending): rows are numbered across segments, in order.
@@ -326,25 +327,9 @@ mod tests {
         best
     }
 
-    /// xorshift: deterministic pseudo-random vectors without a dependency.
-    struct Random(u64);
-    impl Random {
-        fn next(&mut self) -> f32 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        }
-        fn unit(&mut self, dimension: usize) -> Vec<f32> {
-            let v: Vec<f32> = (0..dimension).map(|_| self.next()).collect();
-            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-            v.into_iter().map(|x| x / n).collect()
-        }
-    }
-
     #[test]
     fn answers_exactly_what_a_full_scan_answers() {
-        let mut random = Random(0x9e37_79b9_7f4a_7c15);
+        let mut random = Vectors(0x9e37_79b9_7f4a_7c15);
         for (dimension, count) in [(384, 3_000), (7, 500), (33, 40)] {
             let mut values = Vec::new();
             // Clusters and exact duplicates, so near ties and ties are common.

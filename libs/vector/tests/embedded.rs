@@ -206,6 +206,26 @@ fn recall(
     found as f64 / wanted as f64
 }
 
+/// The store's answers to `queries` are a float scan's of `live`.
+async fn answers_exactly(
+    store: &EmbeddedVectorStore,
+    scope: &VectorScope,
+    model: &CollectionKey,
+    live: &[(String, Vec<f32>)],
+    queries: &[Vec<f32>],
+) {
+    for query in queries {
+        let got: Vec<String> = store
+            .nearest(scope, model, query, 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|h| h.entity_id)
+            .collect();
+        assert_eq!(got, brute_force(live, query, 10));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scope_past_the_exact_limit_searches_its_nearest_lists() {
     // ADR 0018: past EXACT_UP_TO rows a scope is grouped into lists by learned centroids
@@ -291,16 +311,7 @@ async fn a_scope_past_the_exact_limit_searches_its_nearest_lists() {
     // Opened with the default options, the same file is searched exactly.
     let exact = EmbeddedVectorStore::open(&path).unwrap();
     assert_eq!(lists(&exact), 1);
-    for query in queries.iter().take(10) {
-        let got: Vec<String> = exact
-            .nearest(&scope, &model, query, 10)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|h| h.entity_id)
-            .collect();
-        assert_eq!(got, brute_force(&live, query, 10));
-    }
+    answers_exactly(&exact, &scope, &model, &live, &queries[..10]).await;
     drop(exact);
     let reopened = EmbeddedVectorStore::open_with(&path, options).unwrap();
     assert_eq!(reopened.scopes().unwrap()[0].rows, live.len());
@@ -315,16 +326,7 @@ async fn a_scope_past_the_exact_limit_searches_its_nearest_lists() {
     reopened.delete(&scope, &shed).await.unwrap();
     live.truncate(keep);
     assert_eq!(lists(&reopened), 1);
-    for query in queries.iter().take(10) {
-        let got: Vec<String> = reopened
-            .nearest(&scope, &model, query, 10)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|h| h.entity_id)
-            .collect();
-        assert_eq!(got, brute_force(&live, query, 10));
-    }
+    answers_exactly(&reopened, &scope, &model, &live, &queries[..10]).await;
 }
 
 #[test]
