@@ -204,25 +204,32 @@ pub fn run(args: RecallArgs) -> anyhow::Result<Report> {
         open_seconds,
         rows,
     };
-    print_report(&report, queries.len());
+    let markdown = markdown(&report, queries.len());
+    print!("{markdown}");
     std::fs::create_dir_all(&args.out)?;
-    let out = args.out.join("vector-recall.json");
-    std::fs::write(&out, serde_json::to_string_pretty(&report)?)?;
-    println!("\nReport: {}", out.display());
+    let json = args.out.join("vector-recall.json");
+    std::fs::write(&json, serde_json::to_string_pretty(&report)?)?;
+    let tables = args.out.join("vector-recall.md");
+    std::fs::write(&tables, &markdown)?;
+    println!("\nwrote {} and {}", json.display(), tables.display());
     Ok(report)
 }
 
-fn print_report(report: &Report, texts: usize) {
-    println!(
-        "Vector recall of the embedded store's lists against its exact scan: model {}, {} text queries; store opened (lists learned) in {:.1} s.\n",
+/// The report as Markdown: a sentence, then one table row per scope, kind of query,
+/// share and depth.
+fn markdown(report: &Report, texts: usize) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!(
+        "Vector recall of the embedded store's lists against its exact scan: model {}, {} text queries; store opened (lists learned) in {:.1} s.\n\n",
         report.model, texts, report.open_seconds
     );
-    println!(
-        "| scope rows | lists | queries | share read | depth | recall | exact answers | rows read (lists / all) | µs per query (lists / all) |"
+    out.push_str(
+        "| scope rows | lists | queries | share read | depth | recall | exact answers | rows read (lists / all) | µs per query (lists / all) |\n",
     );
-    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|");
+    out.push_str("|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
     for row in &report.rows {
-        println!(
+        let _ = writeln!(
+            out,
             "| {} | {} | {} {} | {:.4} | {} | {:.4} | {}/{} | {:.0} / {:.0} | {:.0} / {:.0} |",
             row.scope_rows,
             row.lists,
@@ -238,5 +245,60 @@ fn print_report(report: &Report, texts: usize) {
             row.micros_index,
             row.micros_exact
         );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn asks_each_question_and_each_calls_query_or_task() {
+        let workload = serde_json::json!({
+            "questions": [
+                {"question": "Who calls dumps?", "call": {"tool": "get_call_graph", "arguments": {"symbol": "json.dumps"}}},
+                {"question": "Find the parser", "call": {"tool": "search", "arguments": {"query": "parse the header"}}},
+                {"question": "  ", "call": {"tool": "minimal_context", "arguments": {"task": "add a retry"}}}
+            ]
+        });
+        assert_eq!(
+            texts(&workload),
+            [
+                "Who calls dumps?",
+                "Find the parser",
+                "parse the header",
+                "add a retry"
+            ]
+        );
+        assert!(texts(&serde_json::json!({})).is_empty());
+    }
+
+    #[test]
+    fn writes_one_row_per_scope_query_kind_share_and_depth() {
+        let row = Row {
+            scope_rows: 73_492,
+            lists: 271,
+            queries: "texts",
+            count: 418,
+            depth: 10,
+            share: 0.25,
+            recall: 0.9376,
+            exact_answers: 287,
+            rows_read_index: 18_559.0,
+            rows_read_exact: 73_492.0,
+            micros_index: 594.2,
+            micros_exact: 2_044.0,
+        };
+        let report = Report {
+            model: "m".into(),
+            open_seconds: 2.7,
+            rows: vec![row.clone(), Row { depth: 30, ..row }],
+        };
+        let text = markdown(&report, 418);
+        assert!(text.contains(
+            "| 73492 | 271 | 418 texts | 0.2500 | 10 | 0.9376 | 287/418 | 18559 / 73492 | 594 / 2044 |"
+        ));
+        assert_eq!(text.lines().filter(|l| l.starts_with("| 73492")).count(), 2);
     }
 }
