@@ -19,6 +19,7 @@ pub mod query;
 pub mod sqlite;
 mod sqlite_connections;
 mod sqlite_memory;
+mod sqlite_reader_cache;
 
 use std::collections::{HashMap, HashSet};
 

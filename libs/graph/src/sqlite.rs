@@ -12,6 +12,7 @@ use crate::model::{Confidence, Direction, EdgeKind, Node, NodeKind, OwnerGraph, 
 use crate::query::{Relevance, RelevanceKey};
 use crate::sqlite_connections::Connections;
 pub(crate) use crate::sqlite_connections::Reach;
+use crate::sqlite_reader_cache::ReaderCache;
 use crate::{
     EdgeHit, EdgePage, EdgeRequest, GraphStore, LanguageCount, NodesPage, RankedWindow,
     WindowRequest,
@@ -625,14 +626,18 @@ impl SqliteGraphStore {
         requests: Vec<WindowRequest>,
     ) -> Result<Vec<RankedWindow>, Error> {
         let graph_id = graph_id.to_owned();
-        self.read(Reach::Bounded, move |c| {
-            let gid = Self::gid(c, &graph_id)?;
+        self.read_cached(Reach::Bounded, move |c, cache| {
+            let gid = cache.gid(&graph_id, || Self::gid(c, &graph_id))?;
             let mut statements = EdgePageStatements::default();
             let mut windows = Vec::with_capacity(requests.len());
             for request in &requests {
                 windows.push(match gid {
+                    // A hub's window, read light, is remembered until the file changes
+                    // ([`ReaderCache`]).
                     Some(gid) if !request.edges.kinds.is_empty() => {
-                        statements.of(&request.edges).rank(c, gid, request)?
+                        cache.window(gid, request, || {
+                            statements.of(&request.edges).rank(c, gid, request)
+                        })?
                     }
                     _ => crate::query::rank_window(request, EdgePage::default()),
                 });
@@ -683,6 +688,15 @@ impl SqliteGraphStore {
         work: impl FnOnce(&Connection) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Error> {
         self.connections.read(reach, work).await
+    }
+
+    /// [`Self::read`] with the reader's cache ([`Connections::read_cached`]).
+    pub(crate) async fn read_cached<T: Send + 'static>(
+        &self,
+        reach: Reach,
+        work: impl FnOnce(&Connection, &mut ReaderCache) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        self.connections.read_cached(reach, work).await
     }
 
     fn gid(connection: &Connection, graph_id: &str) -> Result<Option<i64>, Error> {

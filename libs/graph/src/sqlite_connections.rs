@@ -12,6 +12,7 @@ use codectx_errors::Error;
 use rusqlite::Connection;
 
 use crate::sqlite::{PREPARED_STATEMENTS, storage};
+use crate::sqlite_reader_cache::ReaderCache;
 
 /// How much of the graph a read can touch, which decides where it runs
 /// ([`Connections::read`]).
@@ -29,7 +30,13 @@ pub(crate) enum Reach {
 #[derive(Clone)]
 pub(crate) struct Connections {
     writer: Arc<Mutex<Connection>>,
-    readers: Arc<[Mutex<Connection>]>,
+    readers: Arc<[Mutex<Reader>]>,
+}
+
+/// A reader connection and what it remembers between reads ([`ReaderCache`]).
+struct Reader {
+    connection: Connection,
+    cache: ReaderCache,
 }
 
 impl Connections {
@@ -47,7 +54,10 @@ impl Connections {
                 reader
                     .execute_batch("PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;")
                     .map_err(storage)?;
-                Ok(Mutex::new(reader))
+                Ok(Mutex::new(Reader {
+                    connection: reader,
+                    cache: ReaderCache::kept(),
+                }))
             })
             .collect::<Result<Vec<_>, Error>>()?;
         Ok(Self {
@@ -91,11 +101,34 @@ impl Connections {
         if reach == Reach::Bounded {
             for reader in self.readers.iter() {
                 if let Ok(mut guard) = reader.try_lock() {
-                    return in_snapshot(&mut guard, work);
+                    return in_snapshot(&mut guard.connection, work);
                 }
             }
         }
         self.run(move |c| in_snapshot(c, work)).await
+    }
+
+    /// [`Self::read`] with the reader's [`ReaderCache`], already checked against the
+    /// read's snapshot. A read that runs on the writer's connection gets a cache that
+    /// remembers nothing.
+    pub(crate) async fn read_cached<T: Send + 'static>(
+        &self,
+        reach: Reach,
+        work: impl FnOnce(&Connection, &mut ReaderCache) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        if reach == Reach::Bounded {
+            for reader in self.readers.iter() {
+                if let Ok(mut guard) = reader.try_lock() {
+                    let Reader { connection, cache } = &mut *guard;
+                    return in_snapshot(connection, |c| {
+                        cache.validate(c)?;
+                        work(c, cache)
+                    });
+                }
+            }
+        }
+        self.run(move |c| in_snapshot(c, |c| work(c, &mut ReaderCache::none())))
+            .await
     }
 }
 

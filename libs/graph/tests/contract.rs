@@ -1542,6 +1542,122 @@ async fn sqlite_ranks_windows_as_the_reference() {
     assert!(ranks_windows_as_the_reference(&store).await);
 }
 
+/// A hub's window is remembered by the reader that ranked it, and only until the file
+/// changes: a write through the same store (its writer's connection) and a write through
+/// another store on the same file (another process, as `codectx index` beside
+/// `codectx up`) are both seen by the next read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_hub_windows_see_every_write_to_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("graph.db");
+    let serving = SqliteGraphStore::open(&path).unwrap();
+    let graph = graph_id("hubcache");
+    let hub = node(
+        &graph,
+        NodeKind::Function,
+        "pkg/hub.py",
+        "pkg.hub.f",
+        "f",
+        (1, 3),
+    );
+    let owner_with = |callers: u32, first_line: u32| {
+        let mut nodes = vec![hub.clone()];
+        let mut edges = Vec::new();
+        for i in 0..callers {
+            let caller = node(
+                &graph,
+                NodeKind::Function,
+                &format!("pkg/c{}.py", i % 7),
+                &format!("pkg.c.caller{i}"),
+                &format!("caller{i}"),
+                (first_line + i, first_line + i + 1),
+            );
+            edges.push(edge(
+                &caller,
+                &hub,
+                EdgeKind::Calls,
+                i % 50,
+                Confidence::Resolved,
+            ));
+            nodes.push(caller);
+        }
+        owner("hubcache", nodes, edges)
+    };
+    let request = WindowRequest {
+        edges: EdgeRequest {
+            root: hub.id.clone(),
+            kinds: vec![EdgeKind::Calls],
+            direction: Direction::Incoming,
+            limit: 500,
+            keep: Some(10),
+        },
+        root_path: hub.path.clone(),
+        root_name: hub.name.clone(),
+        seen: true,
+    };
+    let window = |store: &SqliteGraphStore| {
+        let request = request.clone();
+        let graph = graph.clone();
+        let store = store.clone();
+        async move {
+            let ranked = store
+                .ranked_windows(&graph, std::slice::from_ref(&request))
+                .await
+                .unwrap()
+                .remove(0);
+            let page = store
+                .edge_pages(&graph, std::slice::from_ref(&request.edges))
+                .await
+                .unwrap()
+                .remove(0);
+            assert_eq!(ranked, query::rank_window(&request, page));
+            ranked
+        }
+    };
+
+    serving
+        .replace_owners(&graph, &[], vec![owner_with(300, 10)])
+        .await
+        .unwrap();
+    let first = window(&serving).await;
+    assert!(first.light, "a window of 300 edges is read light");
+    assert_eq!((first.total, first.seen.len()), (300, 300));
+    assert_eq!(window(&serving).await, first, "read again, unchanged");
+
+    // The serving store's own writer.
+    serving
+        .replace_owners(&graph, &[], vec![owner_with(400, 10)])
+        .await
+        .unwrap();
+    let grown = window(&serving).await;
+    assert_eq!((grown.total, grown.seen.len()), (400, 400));
+
+    // Another store on the file: another connection, as another process would be.
+    let indexer = SqliteGraphStore::open(&path).unwrap();
+    indexer
+        .replace_owners(&graph, &[], vec![owner_with(250, 5_000)])
+        .await
+        .unwrap();
+    let replaced = window(&serving).await;
+    assert_eq!((replaced.total, replaced.seen.len()), (250, 250));
+    assert!(
+        replaced.kept.iter().all(|h| h.node.start_line >= 5_000),
+        "the callers of before the other store's write are gone: {:?}",
+        replaced.kept
+    );
+    indexer.delete_graph(&graph).await.unwrap();
+    let gone = serving
+        .ranked_windows(&graph, std::slice::from_ref(&request))
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(
+        (gone.total, gone.kept.len()),
+        (0, 0),
+        "the graph was deleted"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn neo4j_ranks_windows_as_the_reference() {
     let uri = std::env::var("CODECTX_TEST_NEO4J_URI")
