@@ -238,7 +238,7 @@ mod tests {
         let (_dir, writer, reader) = database();
         let mut cache = ReaderCache::kept();
         let mut ranks = 0;
-        let mut read = |cache: &mut ReaderCache, ranks: &mut i32| {
+        let read = |cache: &mut ReaderCache, ranks: &mut i32| {
             cache.validate(&reader).unwrap();
             cache
                 .window(1, &request("hub"), || {
