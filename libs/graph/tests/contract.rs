@@ -1424,6 +1424,40 @@ async fn ranks_windows_as_the_reference(store: &dyn GraphStore) -> bool {
         4,
         Confidence::Resolved,
     ));
+    // Windows at the edge of a small one (every edge read in one statement, ordered by
+    // the backend's code rather than its query): 100 and 101 edges, whose callers tie on
+    // path, line and start line in every way the page's order breaks ties.
+    let mut ties = Vec::new();
+    for (t, count) in [100u32, 101].into_iter().enumerate() {
+        let tie = function("pkg/ties.go", &format!("Tie{t}"), 2_000 + t as u32);
+        for i in 0..count {
+            // Callers in pairs that differ only in kind, so only in id.
+            let pair = i / 2;
+            let (path, name) = places[(pair % 8) as usize];
+            let caller = function(path, &format!("{name}t{t}x{pair}"), 500 + pair % 4);
+            let caller = if i % 2 == 0 || path.is_empty() {
+                caller
+            } else {
+                node(
+                    &graph,
+                    NodeKind::Method,
+                    path,
+                    &caller.qualified_name,
+                    &caller.name,
+                    (caller.start_line, caller.end_line),
+                )
+            };
+            let kind = if pair % 9 == 0 {
+                EdgeKind::TestedBy
+            } else {
+                EdgeKind::Calls
+            };
+            edges.push(edge(&caller, &tie, kind, pair % 3, Confidence::Resolved));
+            nodes.push(caller);
+        }
+        nodes.push(tie.clone());
+        ties.push(tie);
+    }
     store
         .replace_owners(&graph, &[], vec![owner("rank", nodes, edges)])
         .await
@@ -1473,6 +1507,18 @@ async fn ranks_windows_as_the_reference(store: &dyn GraphStore) -> bool {
                 limit,
                 keep,
                 seen,
+            ));
+        }
+    }
+    for tie in &ties {
+        for keep in [Some(5), Some(100), None] {
+            requests.push(window(
+                tie,
+                vec![EdgeKind::Calls, EdgeKind::TestedBy],
+                Direction::Incoming,
+                500,
+                keep,
+                true,
             ));
         }
     }
