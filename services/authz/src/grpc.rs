@@ -204,11 +204,8 @@ impl AuthzService for AuthzHandler {
         request: Request<pb::AuthenticateRequest>,
     ) -> Result<Response<pb::AuthenticateResponse>, Status> {
         let credential = self.credential(request.into_inner().credential).await?;
-        // The revision is read first: a write after it shows as a newer revision later.
         let (subject, access_revision) = lookup(&self.authority, |a| {
-            let revision = a.store().access_revision()?;
-            let subject = a.authenticate(credential.as_ref().map(OwnedCredential::borrow))?;
-            Ok((subject, revision))
+            a.authenticate_now(credential.as_ref().map(OwnedCredential::borrow))
         })?;
         Ok(Response::new(pb::AuthenticateResponse {
             subject: Some(subject_to_proto(subject)),

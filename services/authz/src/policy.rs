@@ -66,6 +66,21 @@ impl Authority {
         self.minter.key_id()
     }
 
+    /// [`Self::authenticate`] with the access revision of the snapshot it read, the
+    /// revision read first (a write after it shows as a newer revision later). An API
+    /// key's subject and the revision are read together ([`Store::authenticate_api_key_now`]).
+    pub fn authenticate_now(
+        &self,
+        credential: Option<Credential<'_>>,
+    ) -> Result<(Subject, u64), Error> {
+        if let Some(Credential::ApiKey(secret)) = credential {
+            let (revision, subject) = self.store.authenticate_api_key_now(secret)?;
+            return Ok((subject.ok_or_else(unauthenticated)?, revision));
+        }
+        let revision = self.store.access_revision()?;
+        Ok((self.authenticate(credential)?, revision))
+    }
+
     pub fn authenticate(&self, credential: Option<Credential<'_>>) -> Result<Subject, Error> {
         match credential {
             None => Err(Error::unauthenticated("no credential: pass an API key")

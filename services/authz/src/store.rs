@@ -254,7 +254,22 @@ pub struct Access {
 /// file is local, so this is simpler and faster than a pool.
 pub struct Store {
     connection: Mutex<Connection>,
+    keys: Mutex<KeySubjects>,
 }
+
+/// Subjects of API keys as of one access revision ([`Store::authenticate_api_key_now`]).
+/// Every write that decides access bumps the revision in the same transaction (the
+/// triggers of [`ACCESS_TABLES`], whichever process writes), so a subject remembered at
+/// the revision a read sees is the subject the key's row holds in that snapshot.
+#[derive(Debug, Default)]
+struct KeySubjects {
+    revision: u64,
+    /// By the secret's hash; only live keys (an unknown key is read every time).
+    subjects: std::collections::HashMap<String, Subject>,
+}
+
+/// Live keys remembered at most; a full memory starts again empty.
+const REMEMBERED_KEYS: usize = 4_096;
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -271,6 +286,30 @@ fn now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+fn read_access_revision(c: &Connection) -> Result<u64, Error> {
+    let value: String = c
+        .prepare_cached("SELECT value FROM meta WHERE key = 'access_revision'")
+        .map_err(storage)?
+        .query_row([], |r| r.get(0))
+        .map_err(storage)?;
+    value
+        .parse()
+        .map_err(|_| Error::internal(format!("access revision {value:?} is not a number")))
+}
+
+/// The subject of the live API key whose secret hashes to `hash`.
+fn live_key_subject(c: &Connection, hash: &str) -> Result<Option<Subject>, Error> {
+    c.prepare_cached(
+        "SELECT s.id, s.organisation_id, s.name, s.role, s.created_at
+         FROM api_keys k JOIN subjects s ON s.id = k.subject_id
+         WHERE k.secret_hash = ?1 AND k.revoked_at IS NULL",
+    )
+    .map_err(storage)?
+    .query_row(params![hash], subject_row)
+    .optional()
+    .map_err(storage)
 }
 
 /// sha256 of an API key secret, hex.
@@ -389,6 +428,7 @@ impl Store {
         }
         Ok(Self {
             connection: Mutex::new(connection),
+            keys: Mutex::default(),
         })
     }
 
@@ -781,39 +821,53 @@ impl Store {
             .ok_or_else(|| Error::not_found(format!("no API key {id}")).with_field("key_id"))
     }
 
-    /// The subject of a live API key; None for unknown or revoked keys.
     /// The access revision: it changes with every write to [`ACCESS_TABLES`].
     pub fn access_revision(&self) -> Result<u64, Error> {
+        self.with(read_access_revision)
+    }
+
+    /// The access revision and the subject of a live API key (None for unknown and
+    /// revoked keys), read in one snapshot. A key's subject is remembered for as long
+    /// as the revision stays, so a call with a known key reads one row (the revision),
+    /// and a revocation, which bumps it, takes effect on the next call.
+    pub fn authenticate_api_key_now(&self, secret: &str) -> Result<(u64, Option<Subject>), Error> {
+        let hash = (!secret.is_empty() && secret.len() <= 512).then(|| hash_secret(secret));
         self.with(|c| {
-            let value: String = c
-                .query_row(
-                    "SELECT value FROM meta WHERE key = 'access_revision'",
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(storage)?;
-            value
-                .parse()
-                .map_err(|_| Error::internal(format!("access revision {value:?} is not a number")))
+            let snapshot = c.unchecked_transaction().map_err(storage)?;
+            let revision = read_access_revision(&snapshot)?;
+            let Some(hash) = hash else {
+                return Ok((revision, None));
+            };
+            let mut keys = self
+                .keys
+                .lock()
+                .map_err(|_| Error::internal("access store key memory poisoned"))?;
+            if keys.revision != revision {
+                keys.subjects.clear();
+                keys.revision = revision;
+            }
+            if let Some(subject) = keys.subjects.get(&hash) {
+                return Ok((revision, Some(subject.clone())));
+            }
+            let subject = live_key_subject(&snapshot, &hash)?;
+            snapshot.commit().map_err(storage)?;
+            if let Some(subject) = &subject {
+                if keys.subjects.len() >= REMEMBERED_KEYS {
+                    keys.subjects.clear();
+                }
+                keys.subjects.insert(hash, subject.clone());
+            }
+            Ok((revision, subject))
         })
     }
 
+    /// The subject of a live API key; None for unknown or revoked keys.
     pub fn authenticate_api_key(&self, secret: &str) -> Result<Option<Subject>, Error> {
         if secret.is_empty() || secret.len() > 512 {
             return Ok(None);
         }
         let hash = hash_secret(secret);
-        self.with(|c| {
-            c.query_row(
-                "SELECT s.id, s.organisation_id, s.name, s.role, s.created_at
-                 FROM api_keys k JOIN subjects s ON s.id = k.subject_id
-                 WHERE k.secret_hash = ?1 AND k.revoked_at IS NULL",
-                params![hash],
-                subject_row,
-            )
-            .optional()
-            .map_err(storage)
-        })
+        self.with(|c| live_key_subject(c, &hash))
     }
 
     // ---- identities -----------------------------------------------------------------
@@ -1461,6 +1515,55 @@ mod tests {
         drop(store);
         let store = Store::open(&path).unwrap();
         assert_eq!(store.access_revision().unwrap(), reopened_at);
+    }
+
+    /// A key's subject, remembered at a revision, is read again when another process
+    /// writes the file: a revocation answers None on the next call, and a change to the
+    /// subject's row (any write, even one no API makes yet) is seen.
+    #[test]
+    fn a_remembered_key_sees_every_write_of_another_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("access.db");
+        let serving = Store::open(&path).unwrap();
+        let org = serving.create_organisation("acme").unwrap();
+        let alice = serving
+            .create_subject(&org.id, "alice", Role::Member)
+            .unwrap();
+        let (key, secret) = serving.create_api_key(&alice.id, "laptop").unwrap();
+        let (_, second) = serving.create_api_key(&alice.id, "ci").unwrap();
+        let (at, subject) = serving.authenticate_api_key_now(&secret).unwrap();
+        assert_eq!(subject.as_ref().map(|s| s.role), Some(Role::Member));
+        assert_eq!(
+            serving.authenticate_api_key_now(&secret).unwrap(),
+            (at, subject)
+        );
+
+        let admin = Store::open(&path).unwrap();
+        Connection::open(&path)
+            .unwrap()
+            .execute(
+                "UPDATE subjects SET role = 2 WHERE id = ?1",
+                params![alice.id],
+            )
+            .unwrap();
+        let (now, subject) = serving.authenticate_api_key_now(&secret).unwrap();
+        assert!(now > at);
+        assert_eq!(subject.map(|s| s.role), Some(Role::OrgAdmin));
+
+        admin.revoke_api_key(&key.id).unwrap();
+        assert_eq!(serving.authenticate_api_key_now(&secret).unwrap().1, None);
+        assert!(
+            serving
+                .authenticate_api_key_now(&second)
+                .unwrap()
+                .1
+                .is_some()
+        );
+        for bad in ["", &"x".repeat(513), "cxk_unknown"] {
+            let (revision, subject) = serving.authenticate_api_key_now(bad).unwrap();
+            assert_eq!(subject, None);
+            assert_eq!(revision, serving.access_revision().unwrap());
+        }
     }
 
     #[test]
