@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod bench;
 pub mod indexing;
+pub mod memory;
 pub mod reindex;
 pub mod stack;
 pub mod watch;

@@ -136,6 +136,9 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Index(args) => {
+            // A batch job: no vector scan to speed up with huge pages, and many pages
+            // freed and written again (`memory`).
+            codectx::memory::transparent_huge_pages_off();
             let _telemetry =
                 codectx_telemetry::init("codectx", &codectx_telemetry::TelemetryConfig::default())?;
             let store = indexing::open_store(&args).await?;
