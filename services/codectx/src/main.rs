@@ -138,7 +138,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Index(args) => {
             // A batch job: no vector scan to speed up with huge pages, and many pages
             // freed and written again (`memory`).
-            codectx::memory::transparent_huge_pages_off();
+            let _small_pages = codectx::memory::SmallPages::begin();
             let _telemetry =
                 codectx_telemetry::init("codectx", &codectx_telemetry::TelemetryConfig::default())?;
             let store = indexing::open_store(&args).await?;
@@ -301,8 +301,11 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             graph: args.graph.clone(),
             ..IndexArgs::embedded(path.clone(), name.clone(), args.data.clone())
         };
+        // Small pages for the index, huge ones again for serving (`memory`).
+        let small_pages = codectx::memory::SmallPages::begin();
         let store = indexing::open_store(&index_args).await?;
         let report = indexing::run(&index_args, &*store).await?;
+        drop(small_pages);
         println!("{}", indexing::summary(&name, &report));
     }
     let stack = Stack::start(StackOptions {
