@@ -90,6 +90,11 @@ bench-profile: models ## Where a saturated stack's CPU goes, per service and kin
 	  --repo cpython-lib=$(PYTHON_STDLIB) --arms hybrid --mode call --concurrency 32 --duration 60s \
 	  --data $(BENCH_DATA) --out $(BENCH_OUT) --models $$(deploy/local/models.sh)
 
+.PHONY: bench-index-profile
+bench-index-profile: ## Where a cold index of the Python stdlib spends its CPU, phase by phase, and how many cores each phase keeps busy (perf; docs/BENCHMARKS.md)
+	$(CARGO) build --release -q -p codectx
+	bench/profile/index-profile.sh target/release/codectx $(PYTHON_STDLIB) cpython-lib
+
 .PHONY: bench-cluster
 bench-cluster: models ## The load benchmark on the cluster backends: Neo4j 5.26 and milvus-lite, started here (closed loop, 32 clients; open loop 50-300 calls/s)
 	deploy/local/with-services.sh sh -c '$(BENCH) --workload bench/workloads/python-stdlib.json \
