@@ -12,6 +12,7 @@ pub mod references;
 pub mod rust;
 pub mod strings;
 pub mod tags;
+pub mod walk;
 
 use codectx_graph::model::content_hash;
 use tree_sitter::Node as SyntaxNode;
@@ -248,8 +249,22 @@ pub fn extract(
         ),
     }
     let innermost = builder.innermost_by_line();
-    references::collect(language, tree.root_node(), &innermost, &mut builder);
-    strings::collect(language, tree.root_node(), &innermost, &mut builder);
+    // References and string literals in one walk of the tree.
+    let root = tree.root_node();
+    let (references, strings) = {
+        let mut references = references::References::new(language, &innermost, &builder);
+        let mut strings = strings::Strings::new(language, root, &innermost, &builder);
+        match references.as_mut() {
+            Some(references) => walk::walk(root, &mut [references, &mut strings]),
+            None => walk::walk(root, &mut [&mut strings]),
+        }
+        (references.map(|r| r.finish()), strings.finish())
+    };
+    builder
+        .facts
+        .references
+        .extend(references.into_iter().flatten());
+    strings::attach(strings, root, &innermost, &mut builder);
 }
 
 /// Longest signature kept, in characters.

@@ -1,5 +1,5 @@
 //! Names a symbol uses, for REFERENCES edges: one pass over the syntax tree after the
-//! language's own extractor, driven by a small table per grammar (which nodes are
+//! language's own extractor (walked together with string literals, [`super::walk`]), driven by a small table per grammar (which nodes are
 //! identifiers, which are member accesses, where a name is declared). Each use is
 //! attributed to the innermost symbol whose span holds its line; names declared inside
 //! that symbol or an enclosing one (locals, parameters, loop and pattern variables) are
@@ -14,6 +14,7 @@ use std::num::NonZeroU16 as FieldId;
 use tree_sitter::Node as SyntaxNode;
 
 use super::kinds::{KindTable, PerLanguage};
+use super::walk::{At, Descend, Pass};
 use super::{Builder, Language, line};
 use crate::facts::ReferenceFact;
 
@@ -342,29 +343,91 @@ fn is_field_key(parent: Option<SyntaxNode<'_>>, tables: &Tables) -> bool {
         .is_some_and(|first| first.id() == element.id())
 }
 
-/// Appends the file's references to `b.facts.references` (after the symbols exist);
-/// `innermost` is [`Builder::innermost_by_line`].
-pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &mut Builder<'_>) {
-    static TABLES: PerLanguage<Tables> = PerLanguage::new();
-    let Some(spec) = spec(language) else {
-        return;
-    };
-    if b.facts.symbols.is_empty() {
-        return;
-    }
-    let tables = TABLES.get(language, |grammar| Tables::new(grammar, spec));
-    let at = |line: u32| innermost.get(line as usize).copied().unwrap_or(-1);
+/// The references pass ([`super::walk`]): the names each symbol uses, kept until
+/// [`References::finish`] turns them into facts.
+pub struct References<'a, 'b> {
+    language: Language,
+    tables: &'static Tables,
+    b: &'b Builder<'a>,
+    innermost: &'b [i32],
+    declared: HashSet<(i32, &'a str)>,
+    /// Borrowed from the source: a fact is allocated only for a use that is kept.
+    uses: Vec<(i32, &'a str, &'a str, u32)>,
+}
 
-    let mut declared: HashSet<(i32, &str)> = HashSet::default();
-    // Borrowed from the source: a fact is allocated only for a use that is kept.
-    let mut uses: Vec<(i32, &str, &str, u32)> = Vec::new();
-    // Each node with its parent.
-    let mut stack: Vec<(SyntaxNode<'_>, Option<SyntaxNode<'_>>)> = vec![(root, None)];
-    let mut cursor = root.walk();
-    while let Some((node, parent)) = stack.pop() {
+impl<'a, 'b> References<'a, 'b> {
+    /// The pass for a file of `language` (None when the language has no table or the
+    /// file no symbol); `innermost` is [`Builder::innermost_by_line`].
+    pub fn new(language: Language, innermost: &'b [i32], b: &'b Builder<'a>) -> Option<Self> {
+        static TABLES: PerLanguage<Tables> = PerLanguage::new();
+        let spec = spec(language)?;
+        if b.facts.symbols.is_empty() {
+            return None;
+        }
+        Some(Self {
+            language,
+            tables: TABLES.get(language, |grammar| Tables::new(grammar, spec)),
+            b,
+            innermost,
+            declared: HashSet::default(),
+            uses: Vec::new(),
+        })
+    }
+
+    fn at(&self, line: u32) -> i32 {
+        self.innermost.get(line as usize).copied().unwrap_or(-1)
+    }
+
+    /// The file's references, to append to `b.facts.references`.
+    pub fn finish(self) -> Vec<ReferenceFact> {
+        let symbols = &self.b.facts.symbols;
+        let declared = &self.declared;
+        let is_local = |from: i32, name: &str| {
+            let mut scope = from;
+            while scope >= 0 {
+                if declared.contains(&(scope, name)) {
+                    return true;
+                }
+                scope = symbols[scope as usize].parent;
+            }
+            false
+        };
+        let mut seen: HashSet<(i32, &str, &str)> = HashSet::default();
+        let mut out = Vec::new();
+        for &(from, receiver, name, line) in &self.uses {
+            if out.len() >= MAX_PER_FILE {
+                break;
+            }
+            if !seen.insert((from, receiver, name)) {
+                continue;
+            }
+            // A plain local is not a reference; a member of a local may be (its type can
+            // be known), and resolution keeps only what it resolves through that type.
+            if receiver.is_empty() && is_local(from, name) {
+                continue;
+            }
+            if symbols[from as usize].name == name && receiver.is_empty() {
+                continue; // its own name (a definition line, recursion is a call)
+            }
+            out.push(ReferenceFact {
+                from,
+                name: name.to_owned(),
+                line,
+                receiver: receiver.to_owned(),
+            });
+        }
+        out
+    }
+}
+
+impl<'t> Pass<'t> for References<'_, '_> {
+    fn enter(&mut self, node: SyntaxNode<'t>, at: At<'t>) -> Descend {
+        let tables = self.tables;
+        let b = self.b;
+        let parent = at.parent;
         let flags = tables.kinds.flags(node);
         if flags & IGNORED != 0 {
-            continue;
+            return Descend::Skip;
         }
         if let Some((object, property)) = tables.member(node) {
             let object = object.and_then(|f| node.child_by_field_id(f));
@@ -372,32 +435,24 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
             if let (Some(o), Some(p)) = (object, property)
                 && is_simple_receiver(o, tables)
             {
-                let from = at(line(node));
+                let from = self.at(line(node));
                 if from >= 0 {
-                    uses.push((from, b.text(o), b.text(p), line(node)));
+                    self.uses.push((from, b.text(o), b.text(p), line(node)));
                 }
             }
-            if let Some(o) = object {
-                stack.push((o, Some(node)));
-            }
-            // Other children (arguments of a generic path, ...) but not the property.
-            let skip = property.map(|p| p.id());
-            let object_id = object.map(|o| o.id());
-            let at = stack.len();
-            stack.extend(
-                node.children(&mut cursor)
-                    .filter(|c| Some(c.id()) != skip && Some(c.id()) != object_id)
-                    .map(|c| (c, Some(node))),
-            );
-            stack[at..].reverse();
-            continue;
+            // The object and the other children (arguments of a generic path, ...),
+            // in order, but not the property.
+            return match property {
+                Some(p) => Descend::AllBut(p.id()),
+                None => Descend::All,
+            };
         }
         // Python forward references: `param: "Parameter | None"` names `Parameter`.
-        if language == Language::Python
+        if self.language == Language::Python
             && flags & STRING != 0
             && parent.is_some_and(|p| tables.kinds.is(p, TYPE))
         {
-            let from = at(line(node));
+            let from = self.at(line(node));
             if from >= 0 {
                 let text = b.text(node).trim_matches(|c| c == '"' || c == '\'');
                 for token in text
@@ -406,63 +461,24 @@ pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &
                 {
                     let (receiver, name) = token.rsplit_once('.').unwrap_or(("", token));
                     if !name.is_empty() && name != "None" {
-                        uses.push((from, receiver, name, line(node)));
+                        self.uses.push((from, receiver, name, line(node)));
                     }
                 }
             }
-            continue;
+            return Descend::Skip;
         }
         if flags & IDENTIFIER != 0 {
-            let from = at(line(node));
+            let from = self.at(line(node));
             if from >= 0 {
                 let text = b.text(node);
                 if declares(node, parent, tables) {
-                    declared.insert((from, text));
-                } else if !(language == Language::Go && is_field_key(parent, tables)) {
-                    uses.push((from, "", text, line(node)));
+                    self.declared.insert((from, text));
+                } else if !(self.language == Language::Go && is_field_key(parent, tables)) {
+                    self.uses.push((from, "", text, line(node)));
                 }
             }
-            continue;
+            return Descend::Skip;
         }
-        let at = stack.len();
-        stack.extend(node.children(&mut cursor).map(|c| (c, Some(node))));
-        stack[at..].reverse();
+        Descend::All
     }
-
-    let symbols = &b.facts.symbols;
-    let is_local = |from: i32, name: &str| {
-        let mut scope = from;
-        while scope >= 0 {
-            if declared.contains(&(scope, name)) {
-                return true;
-            }
-            scope = symbols[scope as usize].parent;
-        }
-        false
-    };
-    let mut seen: HashSet<(i32, &str, &str)> = HashSet::default();
-    let mut out = Vec::new();
-    for (from, receiver, name, line) in uses {
-        if out.len() >= MAX_PER_FILE {
-            break;
-        }
-        if !seen.insert((from, receiver, name)) {
-            continue;
-        }
-        // A plain local is not a reference; a member of a local may be (its type can be
-        // known), and resolution keeps only what it resolves through that type.
-        if receiver.is_empty() && is_local(from, name) {
-            continue;
-        }
-        if symbols[from as usize].name == name && receiver.is_empty() {
-            continue; // its own name (a definition line, recursion is a call)
-        }
-        out.push(ReferenceFact {
-            from,
-            name: name.to_owned(),
-            line,
-            receiver: receiver.to_owned(),
-        });
-    }
-    b.facts.references.extend(out);
 }

@@ -12,6 +12,7 @@ use regex::Regex;
 use tree_sitter::Node as SyntaxNode;
 
 use super::kinds::{KindTable, PerLanguage};
+use super::walk::{At, Descend, Pass};
 use super::{Builder, Language, MESSAGE_CHARS, line, string_value, truncate_chars};
 use crate::facts::ErrorFact;
 use crate::redact;
@@ -149,97 +150,134 @@ fn parts(node: SyntaxNode<'_>, kinds: &KindTable, b: &Builder<'_>) -> Vec<String
         .collect()
 }
 
-/// Appends the file's string literals to `b.facts.errors`; `innermost` is
-/// [`Builder::innermost_by_line`].
-pub fn collect(language: Language, root: SyntaxNode<'_>, innermost: &[i32], b: &mut Builder<'_>) {
-    static TABLES: PerLanguage<KindTable> = PerLanguage::new();
-    let kinds = TABLES.get(language, |grammar| {
-        KindTable::new(
-            grammar,
-            &[
-                (LITERAL, literal_kinds(language)),
-                (IGNORED_KIND, IGNORED),
-                (INTERPOLATION, INTERPOLATIONS),
-            ],
-        )
-    });
-    // Raised messages by line: a part they already hold is not repeated.
-    let mut raised: std::collections::HashMap<u32, Vec<String>> = Default::default();
-    for error in &b.facts.errors {
-        raised
-            .entry(error.line)
-            .or_default()
-            .push(error.message.clone());
-    }
-    let mut out: Vec<ErrorFact> = Vec::new();
-    // Each node with its parent (`Node::parent` searches down from the root) and the
-    // top-level statement holding it.
-    let mut stack: Vec<(SyntaxNode<'_>, Option<SyntaxNode<'_>>, SyntaxNode<'_>)> =
-        vec![(root, None, root)];
-    let mut cursor = root.walk();
-    while let Some((node, parent, top)) = stack.pop() {
-        if out.len() >= MAX_PER_FILE {
-            break;
+/// The string literals pass ([`super::walk`]): the literal parts found, kept until
+/// [`attach`] adds them to the file's facts.
+pub struct Strings<'a, 'b> {
+    language: Language,
+    kinds: &'static KindTable,
+    b: &'b Builder<'a>,
+    innermost: &'b [i32],
+    root_id: usize,
+    /// Raised messages by line: a part they already hold is not repeated.
+    raised: std::collections::HashMap<u32, Vec<String>>,
+    out: Vec<ErrorFact>,
+}
+
+impl<'a, 'b> Strings<'a, 'b> {
+    /// The pass for a file of `language` whose tree's root is `root`; `innermost` is
+    /// [`Builder::innermost_by_line`].
+    pub fn new(
+        language: Language,
+        root: SyntaxNode<'_>,
+        innermost: &'b [i32],
+        b: &'b Builder<'a>,
+    ) -> Self {
+        static TABLES: PerLanguage<KindTable> = PerLanguage::new();
+        let kinds = TABLES.get(language, |grammar| {
+            KindTable::new(
+                grammar,
+                &[
+                    (LITERAL, literal_kinds(language)),
+                    (IGNORED_KIND, IGNORED),
+                    (INTERPOLATION, INTERPOLATIONS),
+                ],
+            )
+        });
+        let mut raised: std::collections::HashMap<u32, Vec<String>> = Default::default();
+        for error in &b.facts.errors {
+            raised
+                .entry(error.line)
+                .or_default()
+                .push(error.message.clone());
         }
+        Self {
+            language,
+            kinds,
+            b,
+            innermost,
+            root_id: root.id(),
+            raised,
+            out: Vec::new(),
+        }
+    }
+
+    /// The literal parts found, for [`attach`].
+    pub fn finish(self) -> Vec<ErrorFact> {
+        self.out
+    }
+}
+
+impl<'t> Pass<'t> for Strings<'_, '_> {
+    fn enter(&mut self, node: SyntaxNode<'t>, at: At<'t>) -> Descend {
+        if self.out.len() >= MAX_PER_FILE {
+            return Descend::Skip;
+        }
+        let (kinds, b, parent, top) = (self.kinds, self.b, at.parent, at.top);
         let flags = kinds.flags(node);
         if flags & IGNORED_KIND != 0 {
-            continue;
+            return Descend::Skip;
         }
-        if flags & LITERAL != 0 {
-            let parts = parts(node, kinds, b);
-            if parts.is_empty()
-                || is_docstring(parent)
-                || is_bare_statement(parent)
-                || is_module_specifier(language, node, parent, b)
+        if flags & LITERAL == 0 {
+            return Descend::All;
+        }
+        let parts = parts(node, kinds, b);
+        if parts.is_empty()
+            || is_docstring(parent)
+            || is_bare_statement(parent)
+            || is_module_specifier(self.language, node, parent, b)
+        {
+            return Descend::Skip;
+        }
+        let line = line(node);
+        let enclosing = self.innermost.get(line as usize).copied().unwrap_or(-1);
+        // What the redaction leaves of the literal in its context (`password="..."`
+        // masks the value): a part it masks is a secret and is not indexed.
+        let in_context = redact::text(
+            b.source
+                .get(b.line_start(line)..node.end_byte())
+                .unwrap_or(""),
+        )
+        .into_owned();
+        let context = b.line_text(line);
+        for part in parts {
+            if !in_context.contains(part.as_str()) {
+                continue;
+            }
+            let message = redact::text(&truncate_chars(&part, MESSAGE_CHARS)).into_owned();
+            if self
+                .raised
+                .get(&line)
+                .is_some_and(|messages| messages.iter().any(|m| m.contains(message.as_str())))
             {
                 continue;
             }
-            let line = line(node);
-            let enclosing = innermost.get(line as usize).copied().unwrap_or(-1);
-            // What the redaction leaves of the literal in its context (`password="..."`
-            // masks the value): a part it masks is a secret and is not indexed.
-            let in_context = redact::text(
-                b.source
-                    .get(b.line_start(line)..node.end_byte())
-                    .unwrap_or(""),
-            )
-            .into_owned();
-            let context = b.line_text(line);
-            for part in parts {
-                if !in_context.contains(part.as_str()) {
-                    continue;
-                }
-                let message = redact::text(&truncate_chars(&part, MESSAGE_CHARS)).into_owned();
-                if raised
-                    .get(&line)
-                    .is_some_and(|messages| messages.iter().any(|m| m.contains(message.as_str())))
-                {
-                    continue;
-                }
-                let statement = if enclosing < 0 && top.id() != root.id() {
-                    b.line_text(super::line(top))
-                } else {
-                    String::new()
-                };
-                out.push(ErrorFact {
-                    enclosing,
-                    message,
-                    line,
-                    raised: false,
-                    context: context.clone(),
-                    statement,
-                });
-            }
-            continue;
+            let statement = if enclosing < 0 && top.id() != self.root_id {
+                b.line_text(super::line(top))
+            } else {
+                String::new()
+            };
+            self.out.push(ErrorFact {
+                enclosing,
+                message,
+                line,
+                raised: false,
+                context: context.clone(),
+                statement,
+            });
         }
-        let at = stack.len();
-        let is_root = node.id() == root.id();
-        stack.extend(
-            node.children(&mut cursor)
-                .map(|child| (child, Some(node), if is_root { child } else { top })),
-        );
-        stack[at..].reverse();
+        Descend::Skip
     }
+}
+
+/// Appends the literal parts `out` ([`Strings::finish`]) to `b.facts.errors`, and names
+/// the symbol or top-level statement around the messages the extractor found;
+/// `innermost` is [`Builder::innermost_by_line`].
+pub fn attach(
+    mut out: Vec<ErrorFact>,
+    root: SyntaxNode<'_>,
+    innermost: &[i32],
+    b: &mut Builder<'_>,
+) {
     out.dedup_by(|a, b| a.line == b.line && a.message == b.message);
     // Messages the extractor found outside a function (`var ErrX = errors.New(...)`)
     // belong to the symbol around them now that package variables are symbols.
