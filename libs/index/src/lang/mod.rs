@@ -676,16 +676,18 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
     }
 }
 
-/// Counts the named argument nodes of an argument list.
+/// Counts the named argument nodes of an argument list (comments are not arguments).
 pub fn argument_count(arguments: Option<SyntaxNode<'_>>) -> u32 {
+    let Some(arguments) = arguments else {
+        return 0;
+    };
+    // Once per call site: no list of the children, and no substring searcher built for
+    // each argument's kind name.
+    let mut cursor = arguments.walk();
     arguments
-        .map(|a| {
-            children(a)
-                .iter()
-                .filter(|c| !c.kind().contains("comment"))
-                .count() as u32
-        })
-        .unwrap_or(0)
+        .named_children(&mut cursor)
+        .filter(|c| !c.kind().as_bytes().windows(7).any(|w| w == b"comment"))
+        .count() as u32
 }
 
 #[cfg(test)]

@@ -525,11 +525,37 @@ fn expressions(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
     }
 }
 
+/// The fields a call site reads, by id (a field looked up by name scans the grammar's
+/// field names, once per call site of the file otherwise).
+struct CallFields {
+    function: u16,
+    arguments: u16,
+    object: u16,
+    attribute: u16,
+}
+
+static CALL_FIELDS: LazyLock<CallFields> = LazyLock::new(|| {
+    let grammar = Language::Python.grammar();
+    let field = |name: &str| {
+        grammar
+            .field_id_for_name(name)
+            .map(u16::from)
+            .expect("a field of the Python grammar")
+    };
+    CallFields {
+        function: field("function"),
+        arguments: field("arguments"),
+        object: field("object"),
+        attribute: field("attribute"),
+    }
+});
+
 fn call(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
-    let Some(function) = node.child_by_field_name("function") else {
+    let fields = &*CALL_FIELDS;
+    let Some(function) = node.child_by_field_id(fields.function) else {
         return;
     };
-    let count = argument_count(node.child_by_field_name("arguments"));
+    let count = argument_count(node.child_by_field_id(fields.arguments));
     match function.kind() {
         "identifier" => {
             let name = b.text(function);
@@ -580,8 +606,11 @@ fn call(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
             b.add_call(scope, name, "", line(node), count);
         }
         "attribute" => {
-            let name = b.field_text(function, "attribute");
-            let object = function.child_by_field_name("object");
+            let name = function
+                .child_by_field_id(fields.attribute)
+                .map(|n| b.text(n))
+                .unwrap_or("");
+            let object = function.child_by_field_id(fields.object);
             let receiver = match object {
                 Some(o) if o.kind() == "identifier" && matches!(b.text(o), "self" | "cls") => {
                     "self".to_owned()

@@ -51,6 +51,26 @@ impl<'a> ByKey<'a> {
     }
 }
 
+/// `name.rsplit_once("::")`, without building a substring searcher for a name that has
+/// no colon (every Python, Go or JavaScript name: this runs for each name resolved).
+fn rsplit_path(name: &str) -> Option<(&str, &str)> {
+    if name.contains(':') {
+        name.rsplit_once("::")
+    } else {
+        None
+    }
+}
+
+/// `text.split_once(sep)` for a language's separator (`.` or `::`), by a byte search
+/// where one will do.
+fn split_once_sep<'t>(text: &'t str, sep: &str) -> Option<(&'t str, &'t str)> {
+    match sep.as_bytes() {
+        [byte] => text.split_once(char::from(*byte)),
+        [first, ..] if !text.as_bytes().contains(first) => None,
+        _ => text.split_once(sep),
+    }
+}
+
 pub(super) struct Index<'a> {
     pub(super) files: &'a [FileFacts],
     pub(super) ids: Vec<Vec<String>>,
@@ -237,7 +257,7 @@ impl<'a> Index<'a> {
         if depth >= 3 {
             return None;
         }
-        let (module, last, sep) = match name.rsplit_once("::") {
+        let (module, last, sep) = match rsplit_path(name) {
             Some((module, last)) => (module, last, "::"),
             None => {
                 let (module, last) = name.rsplit_once('.')?;
@@ -270,7 +290,7 @@ impl<'a> Index<'a> {
     /// Expands a leading import alias (`http.Server` → `net/http.Server`).
     pub(super) fn expand_alias(&self, file: usize, text: &str) -> Option<String> {
         let sep = self.sep(file);
-        let (head, rest) = match text.split_once(sep) {
+        let (head, rest) = match split_once_sep(text, sep) {
             Some((head, rest)) => (head, Some(rest)),
             None => (text, None),
         };
@@ -284,8 +304,8 @@ impl<'a> Index<'a> {
     /// Rust `crate::`, `self::`, `super::` prefixes relative to the file's module.
     pub(super) fn rust_path(&self, file: usize, text: &str) -> Option<String> {
         let module = &self.files[file].module;
-        let crate_name = module.split("::").next().unwrap_or(module);
         if let Some(rest) = text.strip_prefix("crate::") {
+            let crate_name = module.split("::").next().unwrap_or(module);
             return Some(format!("{crate_name}::{rest}"));
         }
         if let Some(rest) = text.strip_prefix("self::") {
@@ -443,5 +463,44 @@ impl<'a> Index<'a> {
             current = symbol.parent;
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn separator_splits_answer_as_the_substring_searches() {
+        let names = [
+            "",
+            ".",
+            "::",
+            ":",
+            "a",
+            "a.b",
+            "a.b.c",
+            "a::b",
+            "a::b::c",
+            "a:b",
+            "a:::b",
+            "a::b:c",
+            "a::",
+            "::a",
+            "a.b::c",
+            "a::b.c",
+            "é.ü::ß",
+            "x:y.z",
+        ];
+        for name in names {
+            assert_eq!(rsplit_path(name), name.rsplit_once("::"), "{name:?}");
+            for sep in [".", "::"] {
+                assert_eq!(
+                    split_once_sep(name, sep),
+                    name.split_once(sep),
+                    "{name:?} {sep:?}"
+                );
+            }
+        }
     }
 }
