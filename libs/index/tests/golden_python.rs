@@ -150,3 +150,31 @@ async fn python_symbols_calls_implements_tests() {
         vec!["shop.models.Item.Meta.describe"]
     );
 }
+
+/// A function whose calls of two base methods both dispatch to one override gets one
+/// dispatch edge to it, at the first of those calls, whatever order the graph's ids put
+/// the base methods in (ids differ from graph to graph).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dispatch_edge_is_at_the_first_call_that_reaches_the_override() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join("shapes.py"),
+        "class A:\n    def run(self):\n        return 1\n\n\n\
+         class B:\n    def run(self):\n        return 2\n\n\n\
+         class C(A, B):\n    def run(self):\n        return 3\n\n\n\
+         def use(a: A, b: B):\n    b.run()\n    a.run()\n",
+    )
+    .unwrap();
+    for name in ["d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7"] {
+        let g = common::index_path(repo.path(), name).await;
+        assert_eq!(
+            g.callees("shapes.use").await,
+            vec![
+                ("shapes.B.run".to_owned(), 17, Resolved),
+                ("shapes.C.run".to_owned(), 17, Dispatch),
+                ("shapes.A.run".to_owned(), 18, Resolved),
+            ],
+            "graph {name}"
+        );
+    }
+}

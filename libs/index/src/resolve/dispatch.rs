@@ -159,6 +159,9 @@ fn dispatch_owner(owner: &mut OwnerGraph, implementations: &mut dyn FnMut(&str) 
     if added.is_empty() {
         return;
     }
+    // One edge per caller and implementation, at the first call that reaches it (not
+    // the first in the order of the called methods' ids, which differs between graphs).
+    added.sort_by(|a, b| (&a.from, &a.to, a.line).cmp(&(&b.from, &b.to, b.line)));
     let existing: HashSet<(String, String)> = owner
         .edges
         .iter()
