@@ -1055,6 +1055,72 @@ async fn contract(store: &dyn GraphStore) {
     let callers = calls_of(store, &a.graph, &a.serve.id, Direction::Incoming, 10).await;
     assert_eq!(callers.total, 2);
 
+    // A node that moves to another owner in one write (its id stored, held by the old
+    // owner until now) is held by the new one, at its new place, and edges other owners
+    // keep to it survive; the old owner no longer lists it.
+    let mut moved = a.handler.clone();
+    moved.path = "c.go".into();
+    moved.start_line = 1;
+    moved.end_line = 3;
+    let mut without = edited.clone();
+    without.nodes.retain(|n| n.id != a.handler.id);
+    without.edges.retain(|e| e.from != a.handler.id);
+    without.hash = owner_hash(&without.nodes, &without.edges);
+    let c_owner = owner("c.go", vec![moved.clone()], Vec::new());
+    store
+        .replace_owners(&a.graph, &[], vec![without, c_owner])
+        .await
+        .unwrap();
+    assert_eq!(
+        store.nodes_in_path(&a.graph, "c.go").await.unwrap(),
+        vec![moved.clone()]
+    );
+    assert!(
+        !store
+            .nodes_in_path(&a.graph, "b.go")
+            .await
+            .unwrap()
+            .iter()
+            .any(|n| n.id == a.handler.id)
+    );
+    let implementers = store
+        .edges(
+            &a.graph,
+            &a.handler.id,
+            &[EdgeKind::Implements],
+            Direction::Incoming,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        implementers
+            .hits
+            .iter()
+            .map(|h| h.node.id.as_str())
+            .collect::<Vec<_>>(),
+        vec![a.server.id.as_str()]
+    );
+    assert!(
+        store
+            .owner_hashes(&a.graph)
+            .await
+            .unwrap()
+            .contains_key("c.go")
+    );
+    // And removing the new owner removes it.
+    store
+        .replace_owners(&a.graph, &["c.go".to_owned()], Vec::new())
+        .await
+        .unwrap();
+    assert!(
+        store
+            .nodes(&a.graph, std::slice::from_ref(&a.handler.id))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
     // Removing an owner removes its nodes and the edges it produced.
     store
         .replace_owners(&a.graph, &["b_test.go".to_owned()], Vec::new())
