@@ -721,9 +721,14 @@ impl SqliteGraphStore {
         }
         let mut connection = Connection::open(path).map_err(storage)?;
         connection.set_prepared_statement_cache_capacity(PREPARED_STATEMENTS);
+        // The temporary store stays a file (SQLite's default, in SQLITE_TMPDIR, TMPDIR or
+        // /tmp): a sort that fits the cache never touches it, but with the store in memory
+        // SQLite's sorter allocates each record on its own instead of packing them into one
+        // buffer, and a bulk write's index rebuild (chiefly the edges' sort) took 1.95-2.40 s
+        // instead of 1.49-1.63 s (docs/BENCHMARKS.md, "Session of 2026-12-07 (sixth)").
         connection
             .execute_batch(
-                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
                  PRAGMA cache_size = -131072; PRAGMA foreign_keys = OFF;",
             )
             .map_err(storage)?;
