@@ -247,6 +247,11 @@ impl std::fmt::Debug for SqliteGraphStore {
     }
 }
 
+/// Whether `error` is a UNIQUE constraint's (a row with the same key is stored).
+fn is_unique_violation(error: &rusqlite::Error) -> bool {
+    matches!(error, rusqlite::Error::SqliteFailure(e, _) if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE)
+}
+
 pub(crate) fn storage(error: rusqlite::Error) -> Error {
     Error::internal(format!("graph store (sqlite): {error}"))
 }
@@ -975,6 +980,17 @@ impl GraphStore for SqliteGraphStore {
                          RETURNING nid",
                     )
                     .map_err(storage)?;
+                // A node no row holds yet is inserted without the upsert's RETURNING, which
+                // makes SQLite gather the returned rows in a table of their own: a first
+                // write of 190k nodes took 0.5 s less (docs/BENCHMARKS.md, "Session of
+                // 2026-12-07 (sixth)"). An id stored after all (under another owner, or
+                // twice in this batch) fails the insert and goes through the upsert.
+                let mut insert_node = tx
+                    .prepare_cached(
+                        "INSERT INTO nodes (gid, oid, generation, id, kind, name, qualified_name, language, path, start_line, end_line, signature, summary, fingerprint, test, doc)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                    )
+                    .map_err(storage)?;
                 let mut find_node = tx.prepare_cached("SELECT nid FROM nodes WHERE gid = ?1 AND id = ?2").map_err(storage)?;
                 let mut insert_edge = tx
                     .prepare_cached("INSERT INTO edges (oid, src, dst, kind, line, confidence) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
@@ -1005,6 +1021,7 @@ impl GraphStore for SqliteGraphStore {
                     // written now (no row is copied out).
                     let incoming: FxHashMap<&str, &Node> = owner.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
                     let mut unchanged: FxHashMap<&str, i64> = FxHashMap::default();
+                    let mut changed: FxHashSet<&str> = FxHashSet::default();
                     let mut stale: Vec<i64> = Vec::new();
                     {
                         let mut rows = held_nodes.query(params![oid]).map_err(storage)?;
@@ -1015,18 +1032,20 @@ impl GraphStore for SqliteGraphStore {
                                 Some((&id, node)) if row_is(row, 1, node).map_err(storage)? => {
                                     unchanged.insert(id, nid);
                                 }
-                                Some(_) => {}
+                                Some((&id, _)) => {
+                                    changed.insert(id);
+                                }
                                 None if !written.contains(id) => stale.push(nid),
                                 None => {}
                             }
                         }
                     }
-                    held.push((oid, unchanged, stale));
+                    held.push((oid, unchanged, changed, stale));
                 }
                 let nodes_written = owners
                     .iter()
                     .zip(&held)
-                    .map(|(owner, (_, unchanged, _))| owner.nodes.len() - unchanged.len())
+                    .map(|(owner, (_, unchanged, _, _))| owner.nodes.len() - unchanged.len())
                     .sum::<usize>();
                 let stored_nodes: i64 = tx
                     .query_row("SELECT coalesce(max(nid), 0) FROM nodes", [], |r| r.get(0))
@@ -1037,35 +1056,43 @@ impl GraphStore for SqliteGraphStore {
                 }
                 let mut nids: FxHashMap<&str, i64> = FxHashMap::default();
                 let mut oids = Vec::with_capacity(owners.len());
-                for (owner, (oid, unchanged, stale)) in owners.iter().zip(held) {
+                for (owner, (oid, unchanged, changed, stale)) in owners.iter().zip(held) {
                     for n in &owner.nodes {
                         if let Some(&nid) = unchanged.get(n.id.as_str()) {
                             nids.insert(n.id.as_str(), nid);
                             continue;
                         }
-                        let nid: i64 = upsert_node
-                            .query_row(
-                                params![
-                                    gid,
-                                    oid,
-                                    1,
-                                    n.id,
-                                    n.kind.as_str(),
-                                    n.name,
-                                    n.qualified_name,
-                                    n.language,
-                                    n.path,
-                                    n.start_line,
-                                    n.end_line,
-                                    n.signature,
-                                    n.summary,
-                                    n.fingerprint,
-                                    n.test as i64,
-                                    n.doc
-                                ],
-                                |r| r.get(0),
-                            )
-                            .map_err(storage)?;
+                        let row = params![
+                            gid,
+                            oid,
+                            1,
+                            n.id,
+                            n.kind.as_str(),
+                            n.name,
+                            n.qualified_name,
+                            n.language,
+                            n.path,
+                            n.start_line,
+                            n.end_line,
+                            n.signature,
+                            n.summary,
+                            n.fingerprint,
+                            n.test as i64,
+                            n.doc
+                        ];
+                        let inserted = if changed.contains(n.id.as_str()) {
+                            None
+                        } else {
+                            match insert_node.execute(row) {
+                                Ok(_) => Some(tx.last_insert_rowid()),
+                                Err(e) if is_unique_violation(&e) => None,
+                                Err(e) => return Err(storage(e)),
+                            }
+                        };
+                        let nid = match inserted {
+                            Some(nid) => nid,
+                            None => upsert_node.query_row(row, |r| r.get(0)).map_err(storage)?,
+                        };
                         nids.insert(n.id.as_str(), nid);
                     }
                     for nid in stale {
