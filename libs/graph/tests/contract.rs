@@ -1385,6 +1385,123 @@ async fn sqlite_writes_a_graph_larger_than_one_transaction() {
     }
 }
 
+/// A bulk write (its indexes dropped and built again) whose edges reach nodes stored by an
+/// earlier write, of owners it does not rewrite: those edges are stored too, found from
+/// both ends, and one to a node no write ever stored is skipped alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_bulk_write_links_edges_to_nodes_stored_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteGraphStore::open(&dir.path().join("graph.db")).unwrap();
+    let graph = graph_id("bulk");
+    let base: Vec<Node> = (0..3)
+        .map(|i| {
+            node(
+                &graph,
+                NodeKind::Function,
+                "base.go",
+                &format!("base.B{i}"),
+                &format!("B{i}"),
+                (i + 1, i + 1),
+            )
+        })
+        .collect();
+    store
+        .replace_owners(
+            &graph,
+            &[],
+            vec![owner("base.go", base.clone(), Vec::new())],
+        )
+        .await
+        .unwrap();
+    // 25 files of 1,000 functions: over the bulk threshold and larger than the store.
+    let (files, per_file) = (25usize, 1_000u32);
+    let ghost = node(&graph, NodeKind::Function, "gone.go", "gone.G", "G", (1, 1));
+    let owners: Vec<OwnerGraph> = (0..files)
+        .map(|f| {
+            let path = format!("pkg{f}/file.go");
+            let nodes: Vec<Node> = (0..per_file)
+                .map(|i| {
+                    node(
+                        &graph,
+                        NodeKind::Function,
+                        &path,
+                        &format!("pkg{f}.F{i}"),
+                        &format!("F{i}"),
+                        (i + 1, i + 1),
+                    )
+                })
+                .collect();
+            // Every function calls a base function (stored before), the next function of
+            // its file (written now), and file 0's first function also calls a ghost.
+            let mut edges: Vec<Edge> = nodes
+                .iter()
+                .enumerate()
+                .flat_map(|(i, n)| {
+                    [
+                        edge(n, &base[i % 3], EdgeKind::Calls, 2, Confidence::Resolved),
+                        edge(
+                            n,
+                            &nodes[(i + 1) % nodes.len()],
+                            EdgeKind::Calls,
+                            3,
+                            Confidence::Resolved,
+                        ),
+                    ]
+                })
+                .collect();
+            if f == 0 {
+                edges.push(edge(
+                    &nodes[0],
+                    &ghost,
+                    EdgeKind::Calls,
+                    4,
+                    Confidence::Resolved,
+                ));
+            }
+            owner(&path, nodes, edges)
+        })
+        .collect();
+    let first = owners[0].nodes[0].clone();
+    let next = owners[0].nodes[1].clone();
+    store.replace_owners(&graph, &[], owners).await.unwrap();
+    let total = files * per_file as usize;
+    for (i, b) in base.iter().enumerate() {
+        let expected = (0..per_file as usize).filter(|n| n % 3 == i).count() * files;
+        assert_eq!(
+            calls_total(&store, &graph, b, Direction::Incoming).await,
+            expected,
+            "callers of {}",
+            b.name
+        );
+    }
+    let callees = calls_of(&store, &graph, &first.id, Direction::Outgoing, 10).await;
+    let mut names = names(
+        &callees
+            .hits
+            .iter()
+            .map(|h| h.node.clone())
+            .collect::<Vec<_>>(),
+    );
+    names.sort();
+    assert_eq!(
+        names,
+        vec!["base.B0".to_owned(), next.qualified_name.clone()],
+        "the ghost edge alone is skipped"
+    );
+    assert_eq!(
+        calls_total(&store, &graph, &next, Direction::Incoming).await,
+        1
+    );
+    assert_eq!(
+        store
+            .nodes_of_kinds(&graph, &query::SYMBOL_KINDS)
+            .await
+            .unwrap()
+            .len(),
+        total + base.len()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hugegraph_writes_a_graph_larger_than_one_transaction() {
     writes_a_graph_larger_than_one_transaction(&hugegraph().await, false).await;
