@@ -18,6 +18,7 @@ pub mod notes;
 pub mod query;
 pub mod sqlite;
 mod sqlite_connections;
+mod sqlite_edge_rows;
 mod sqlite_memory;
 mod sqlite_reader_cache;
 

@@ -8,10 +8,13 @@ use codectx_errors::Error;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::model::{Confidence, Direction, EdgeKind, Node, NodeKind, OwnerGraph, RepositoryInfo};
+use crate::model::{
+    Confidence, Direction, Edge, EdgeKind, Node, NodeKind, OwnerGraph, RepositoryInfo,
+};
 use crate::query::{Relevance, RelevanceKey};
 use crate::sqlite_connections::Connections;
 pub(crate) use crate::sqlite_connections::Reach;
+use crate::sqlite_edge_rows::{EdgeRows, edge_rows};
 use crate::sqlite_reader_cache::ReaderCache;
 use crate::{
     EdgeHit, EdgePage, EdgeRequest, GraphStore, LanguageCount, NodesPage, RankedWindow,
@@ -1100,15 +1103,6 @@ impl GraphStore for SqliteGraphStore {
                     }
                     oids.push(oid);
                 }
-                if rebuild_nodes {
-                    tx.execute_batch(NODE_INDEXES).map_err(storage)?;
-                }
-                let mut resolve = |id: &str, nids: &FxHashMap<&str, i64>| -> Result<Option<i64>, Error> {
-                    if let Some(nid) = nids.get(id) {
-                        return Ok(Some(*nid));
-                    }
-                    find_node.query_row(params![gid, id], |r| r.get(0)).optional().map_err(storage)
-                };
                 // After the deletes above, which use edges_by_owner; in this transaction,
                 // so readers keep the indexes and a failed write leaves them as they were.
                 let edges_written: usize = owners.iter().map(|o| o.edges.len()).sum();
@@ -1116,19 +1110,45 @@ impl GraphStore for SqliteGraphStore {
                     .query_row("SELECT coalesce(max(rowid), 0) FROM edges", [], |r| r.get(0))
                     .map_err(storage)?;
                 let rebuild = rebuild_indexes(edges_written, stored, BULK_EDGES);
+                // The edges as rows (sqlite_edge_rows.rs): on a second thread while the
+                // node indexes are built, when they are; sorted as edges_from when that
+                // index is built after them.
+                let codes = |e: &Edge| (edge_code(e.kind), confidence_code(e.confidence));
+                let EdgeRows { mut rows, misses } = if rebuild_nodes {
+                    let (built, rows) = std::thread::scope(|scope| {
+                        let rows = scope.spawn(|| edge_rows(&owners, &oids, &nids, codes, rebuild));
+                        (tx.execute_batch(NODE_INDEXES), rows.join())
+                    });
+                    built.map_err(storage)?;
+                    rows.map_err(|_| Error::internal("graph store (sqlite): preparing the edge rows panicked"))?
+                } else {
+                    edge_rows(&owners, &oids, &nids, codes, rebuild)
+                };
+                // Endpoints the write did not give a nid: stored nodes of other owners.
+                let had_misses = !misses.is_empty();
+                let mut find = |known: Option<i64>, id: &str| -> Result<Option<i64>, Error> {
+                    match known {
+                        Some(nid) => Ok(Some(nid)),
+                        None => find_node.query_row(params![gid, id], |r| r.get(0)).optional().map_err(storage),
+                    }
+                };
+                for miss in misses {
+                    let (Some(src), Some(dst)) = (find(miss.src, &miss.edge.from)?, find(miss.dst, &miss.edge.to)?) else {
+                        let e = miss.edge;
+                        tracing::warn!(owner = %owners[miss.owner].owner, from = %e.from, to = %e.to, "edge to a node that does not exist; skipped");
+                        continue;
+                    };
+                    let [_, kind, _, line, confidence, oid] = miss.row;
+                    rows.push([src, kind, dst, line, confidence, oid]);
+                }
+                if rebuild && had_misses {
+                    rows.sort_unstable();
+                }
                 if rebuild {
                     tx.execute_batch(DROP_EDGE_INDEXES).map_err(storage)?;
                 }
-                for (owner, oid) in owners.iter().zip(oids) {
-                    for e in &owner.edges {
-                        let (Some(src), Some(dst)) = (resolve(&e.from, &nids)?, resolve(&e.to, &nids)?) else {
-                            tracing::warn!(owner = %owner.owner, from = %e.from, to = %e.to, "edge to a node that does not exist; skipped");
-                            continue;
-                        };
-                        insert_edge
-                            .execute(params![oid, src, dst, edge_code(e.kind), e.line, confidence_code(e.confidence)])
-                            .map_err(storage)?;
-                    }
+                for [src, kind, dst, line, confidence, oid] in rows {
+                    insert_edge.execute(params![oid, src, dst, kind, line, confidence]).map_err(storage)?;
                 }
                 if rebuild {
                     tx.execute_batch(EDGE_INDEXES).map_err(storage)?;
