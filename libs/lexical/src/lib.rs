@@ -93,6 +93,10 @@ pub struct Document {
     /// Test code (a test, or in a test file): left out of ranked candidates when the
     /// caller asks for production code only.
     pub in_tests: bool,
+    /// Where a code symbol is (its file and first line; empty and 0 for memory): equal
+    /// matches rank in source order.
+    pub path: String,
+    pub line: u32,
 }
 
 /// A ranked candidate.
@@ -171,12 +175,21 @@ impl LexicalIndex {
         Self::build_with(documents, WordForms::Kept)
     }
 
-    /// Documents are indexed by qualified name, then id, whatever order they arrive in (a
-    /// store's pages come in its own order), so equal matches answer the same on every
-    /// backend and in every index of the same code (ids hash the minted graph id, so an
-    /// order they decided would not).
+    /// Documents are indexed by qualified name, then path and line, then id, whatever
+    /// order they arrive in (a store's pages come in its own order), so equal matches
+    /// answer the same on every backend and in every index of the same code. The id comes
+    /// last: it hashes the minted graph id, so where it decided (two string literals of
+    /// one text, which share a qualified name) two indexes of the same code answered in
+    /// different orders (docs/BENCHMARKS.md, "Session of 2026-12-07 (sixth)").
     pub fn build_with(mut documents: Vec<Document>, words: WordForms) -> Self {
-        documents.sort_by(|a, b| (&a.qualified_name, &a.id).cmp(&(&b.qualified_name, &b.id)));
+        documents.sort_by(|a, b| {
+            (&a.qualified_name, &a.path, a.line, &a.id).cmp(&(
+                &b.qualified_name,
+                &b.path,
+                b.line,
+                &b.id,
+            ))
+        });
         let mut index = LexicalIndex {
             words,
             ..LexicalIndex::default()
@@ -545,6 +558,46 @@ mod tests {
             (ranked[0].id.as_str(), ranked[0].matched),
             ("6", Match::ExactErrorMessage)
         );
+    }
+
+    #[test]
+    fn equal_matches_rank_in_source_order_whatever_their_ids() {
+        // One message text at three places: ids hash the graph id, so another index of
+        // the same code gives the same places other ids, in another order.
+        let at = |id: &str, path: &str, line: u32| Document {
+            id: id.into(),
+            name: "Invalid literal for Fraction".into(),
+            qualified_name: "Invalid literal for Fraction".into(),
+            kind: STRING_KIND.into(),
+            error_messages: vec!["Invalid literal for Fraction".into()],
+            path: path.into(),
+            line,
+            ..Default::default()
+        };
+        let places = |ids: [&str; 3]| {
+            let index = LexicalIndex::build(vec![
+                at(ids[0], "test/test_fractions.py", 265),
+                at(ids[1], "fractions.py", 115),
+                at(ids[2], "test/test_fractions.py", 218),
+            ]);
+            let ranked = index.rank("Invalid literal for Fraction", 5, &[]);
+            let by_id: HashMap<&str, (&str, u32)> = [
+                (ids[0], ("test/test_fractions.py", 265)),
+                (ids[1], ("fractions.py", 115)),
+                (ids[2], ("test/test_fractions.py", 218)),
+            ]
+            .into_iter()
+            .collect();
+            ranked.iter().map(|c| by_id[c.id.as_str()]).collect::<Vec<_>>()
+        };
+        let expected = vec![
+            ("fractions.py", 115),
+            ("test/test_fractions.py", 218),
+            ("test/test_fractions.py", 265),
+        ];
+        assert_eq!(places(["a", "b", "c"]), expected);
+        assert_eq!(places(["c", "b", "a"]), expected);
+        assert_eq!(places(["b", "c", "a"]), expected);
     }
 
     #[test]

@@ -196,6 +196,8 @@ fn entry(
         in_tests: n.test || is_test_path(&n.path) || is_test_name(&n.name),
         uses: uses.get(&n.id).cloned().unwrap_or_default(),
         members: members.get(&n.id).cloned().unwrap_or_default(),
+        path: n.path.clone(),
+        line: n.start_line,
     }
 }
 

@@ -297,6 +297,8 @@ impl LexicalRanker {
                             predicates: e.predicates,
                             doc: e.doc,
                             in_tests: e.in_tests,
+                            path: e.path,
+                            line: e.line,
                         }));
                     }
                     // Memory is prose: its word forms fold; code names stay as written.

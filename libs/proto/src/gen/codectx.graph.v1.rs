@@ -260,6 +260,13 @@ pub struct CorpusEntry {
     /// another field made, never make one alone.
     #[prost(string, repeated, tag = "14")]
     pub predicates: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// Where a code symbol is: its file and first line (empty and 0 for memory). Equal
+    /// matches rank in this order, which every index of the same code shares (the id hashes
+    /// the graph id, so two indexes ordered them differently).
+    #[prost(string, tag = "15")]
+    pub path: ::prost::alloc::string::String,
+    #[prost(uint32, tag = "16")]
+    pub line: u32,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct CorpusChunk {
