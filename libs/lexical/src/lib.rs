@@ -588,7 +588,10 @@ mod tests {
             ]
             .into_iter()
             .collect();
-            ranked.iter().map(|c| by_id[c.id.as_str()]).collect::<Vec<_>>()
+            ranked
+                .iter()
+                .map(|c| by_id[c.id.as_str()])
+                .collect::<Vec<_>>()
         };
         let expected = vec![
             ("fractions.py", 115),
