@@ -634,3 +634,119 @@ fn call(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::FileFacts;
+
+    fn calls(source: &str) -> Vec<(String, String, String, u32, u32)> {
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&Language::Python.grammar())
+            .expect("python grammar");
+        let tree = parser.parse(source, None).expect("parses");
+        let mut facts = FileFacts::default();
+        super::super::extract(
+            Language::Python,
+            &tree,
+            source,
+            &mut facts,
+            &Layout::default(),
+        );
+        facts
+            .calls
+            .iter()
+            .map(|c| {
+                let caller = if c.caller < 0 {
+                    "<module>".to_owned()
+                } else {
+                    facts.symbols[c.caller as usize].name.clone()
+                };
+                (
+                    caller,
+                    c.name.clone(),
+                    c.receiver.clone(),
+                    c.line,
+                    c.arguments,
+                )
+            })
+            .collect()
+    }
+
+    /// Calls nested in arguments, lambdas, comprehensions, f-strings, conditions and
+    /// subscripts come in source order (outer before inner), each under the definition
+    /// holding it; a nested block's calls are its own statement's. (Calls in decorators
+    /// and parameter defaults are not extracted as calls today.)
+    #[test]
+    fn calls_in_every_kind_of_expression_come_in_source_order() {
+        let source = r#"
+import os
+
+@register(name=label("x"))
+def outer(a, b=default()):
+    result = first(second(a), third(b=fourth()))
+    value = [make(i) for i in items() if keep(i)]
+    text = f"{render(a)} and {os.path.join(a, b)}"
+    pick = (lambda q: inner(q))(seed())
+    if check(a) and other.check(b):
+        for x in loop(a):
+            body(x)
+        else:
+            done()
+    return table[index(a)].method(arg()) or self.helper(super().base())
+
+class Thing(Base):
+    size = compute()
+
+    def method(self):
+        with open_ctx() as handle, lock(handle):
+            self.run(handle)
+        try:
+            risky()
+        except make_error() as error:
+            handle_error(error)
+
+top_level(call_in(arguments()))
+"#;
+        let got = calls(source);
+        let expected: Vec<(&str, &str, &str, u32, u32)> = vec![
+            ("outer", "first", "", 6, 2),
+            ("outer", "second", "", 6, 1),
+            ("outer", "third", "", 6, 1),
+            ("outer", "fourth", "", 6, 0),
+            ("outer", "make", "", 7, 1),
+            ("outer", "items", "", 7, 0),
+            ("outer", "keep", "", 7, 1),
+            ("outer", "render", "", 8, 1),
+            ("outer", "join", "os.path", 8, 2),
+            ("outer", "inner", "", 9, 1),
+            ("outer", "seed", "", 9, 0),
+            ("outer", "check", "", 10, 1),
+            ("outer", "check", "other", 10, 1),
+            ("outer", "loop", "", 11, 1),
+            ("outer", "body", "", 12, 1),
+            ("outer", "done", "", 14, 0),
+            ("outer", "method", "?", 15, 1),
+            ("outer", "index", "", 15, 1),
+            ("outer", "arg", "", 15, 0),
+            ("outer", "helper", "self", 15, 1),
+            ("outer", "base", "super()", 15, 0),
+            ("Thing", "compute", "", 18, 0),
+            ("method", "open_ctx", "", 21, 0),
+            ("method", "lock", "", 21, 1),
+            ("method", "run", "self", 22, 1),
+            ("method", "risky", "", 24, 0),
+            ("method", "make_error", "", 25, 0),
+            ("method", "handle_error", "", 26, 1),
+            ("<module>", "top_level", "", 28, 1),
+            ("<module>", "call_in", "", 28, 1),
+            ("<module>", "arguments", "", 28, 0),
+        ];
+        let expected: Vec<(String, String, String, u32, u32)> = expected
+            .into_iter()
+            .map(|(c, n, r, l, a)| (c.to_owned(), n.to_owned(), r.to_owned(), l, a))
+            .collect();
+        assert_eq!(got, expected);
+    }
+}

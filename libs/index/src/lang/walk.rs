@@ -176,9 +176,25 @@ mod tests {
         }
     }
 
+    /// Python sources with most of the grammar's nesting: the small one below and the
+    /// repository's Python fixtures.
+    const SOURCES: [&str; 6] = [
+        "import os\n\nclass A:\n    def f(self, x):\n        return self.g(x).h + 'text'\n\nvalue = os.path.join('a', 'b')\n",
+        include_str!("../../../../tests/fixtures/python/shop/cart.py"),
+        include_str!("../../../../tests/fixtures/python/shop/models.py"),
+        include_str!("../../../../tests/fixtures/python/tests/test_cart.py"),
+        include_str!("../../../../tests/fixtures/references/python/main.py"),
+        include_str!("../../../../tests/fixtures/strings/py/app.py"),
+    ];
+
     #[test]
     fn each_pass_sees_what_a_walk_of_its_own_shows_it() {
-        let source = "import os\n\nclass A:\n    def f(self, x):\n        return self.g(x).h + 'text'\n\nvalue = os.path.join('a', 'b')\n";
+        for source in SOURCES {
+            each_pass_sees_what_a_walk_of_its_own_shows_it_in(source);
+        }
+    }
+
+    fn each_pass_sees_what_a_walk_of_its_own_shows_it_in(source: &str) {
         let tree = parse(source);
         let root = tree.root_node();
         let recorder = |skip_kind, but_field| Recorder {
