@@ -510,18 +510,34 @@ fn expressions(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
             &[(CALL, &["call"]), (BLOCK, &["block"])],
         )
     });
-    let mut stack = vec![node];
+    if KINDS.is(node, CALL) {
+        call(node, scope, b);
+    }
+    // Named descendants in preorder, by one cursor; an unnamed node's subtree (a token's)
+    // and a block's are not entered.
     let mut cursor = node.walk();
-    while let Some(node) = stack.pop() {
-        if KINDS.is(node, CALL) {
-            call(node, scope, b);
+    if !cursor.goto_first_child() {
+        return;
+    }
+    let mut depth = 1usize;
+    loop {
+        let child = cursor.node();
+        if child.is_named() && !KINDS.is(child, BLOCK) {
+            if KINDS.is(child, CALL) {
+                call(child, scope, b);
+            }
+            if cursor.goto_first_child() {
+                depth += 1;
+                continue;
+            }
         }
-        let at = stack.len();
-        stack.extend(
-            node.named_children(&mut cursor)
-                .filter(|child| !KINDS.is(*child, BLOCK)),
-        );
-        stack[at..].reverse();
+        while !cursor.goto_next_sibling() {
+            cursor.goto_parent();
+            depth -= 1;
+            if depth == 0 {
+                return;
+            }
+        }
     }
 }
 

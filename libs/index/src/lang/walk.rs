@@ -38,64 +38,113 @@ pub trait Pass<'t> {
 /// Most passes one walk drives (a bit each).
 const MAX_PASSES: usize = 16;
 
+/// A node whose children the walk is visiting: where it sits, the passes that want its
+/// children, and where its declined children start in `Walker::but`.
+struct Open<'t> {
+    node: SyntaxNode<'t>,
+    top: SyntaxNode<'t>,
+    into: u16,
+    but: usize,
+}
+
 /// Walks `root` once, calling every pass on the nodes it has not declined.
+///
+/// One tree cursor moves over the tree (first child, next sibling, parent), and a
+/// stack holds only the nodes whose children are being visited: a walk of the children
+/// gathered into a stack of their own copied every node twice.
 pub fn walk<'t>(root: SyntaxNode<'t>, passes: &mut [&mut dyn Pass<'t>]) {
     assert!(passes.len() <= MAX_PASSES, "at most {MAX_PASSES} passes");
     if passes.is_empty() {
         return;
     }
     let everyone: u16 = ((1u32 << passes.len()) - 1) as u16;
-    // Each node with where it sits and the passes that still want it.
-    let mut stack: Vec<(SyntaxNode<'t>, At<'t>, u16)> = vec![(
-        root,
-        At {
-            parent: None,
-            top: root,
-        },
-        everyone,
-    )];
-    let mut cursor = root.walk();
+    // The declined children of the open nodes, (pass bit, child id), innermost last.
     let mut but: Vec<(u16, usize)> = Vec::new();
-    while let Some((node, at, wanted)) = stack.pop() {
-        let mut into = 0u16;
-        but.clear();
-        for (i, pass) in passes.iter_mut().enumerate() {
-            let bit = 1u16 << i;
-            if wanted & bit == 0 {
-                continue;
-            }
-            match pass.enter(node, at) {
-                Descend::All => into |= bit,
-                Descend::Skip => {}
-                Descend::AllBut(id) => {
-                    into |= bit;
-                    but.push((bit, id));
-                }
+    let root_at = At {
+        parent: None,
+        top: root,
+    };
+    let into = enter(root, root_at, everyone, passes, &mut but);
+    let mut cursor = root.walk();
+    if into == 0 || !cursor.goto_first_child() {
+        return;
+    }
+    let mut open: Vec<Open<'t>> = vec![Open {
+        node: root,
+        top: root,
+        into,
+        but: 0,
+    }];
+    loop {
+        let parent = open.last().expect("the cursor is below an open node");
+        let child = cursor.node();
+        let mut wanted = parent.into;
+        for &(bit, id) in &but[parent.but..] {
+            if child.id() == id {
+                wanted &= !bit;
             }
         }
-        if into == 0 {
+        let mut descended = false;
+        if wanted != 0 {
+            let top = if open.len() == 1 { child } else { parent.top };
+            let at = At {
+                parent: Some(parent.node),
+                top,
+            };
+            let first_but = but.len();
+            let into = enter(child, at, wanted, passes, &mut but);
+            if into != 0 && cursor.goto_first_child() {
+                open.push(Open {
+                    node: child,
+                    top,
+                    into,
+                    but: first_but,
+                });
+                descended = true;
+            } else {
+                but.truncate(first_but);
+            }
+        }
+        if descended {
             continue;
         }
-        let is_root = node.id() == root.id();
-        let first = stack.len();
-        for child in node.children(&mut cursor) {
-            let mut wanted = into;
-            for &(bit, id) in &but {
-                if child.id() == id {
-                    wanted &= !bit;
-                }
-            }
-            if wanted != 0 {
-                let top = if is_root { child } else { at.top };
-                let at = At {
-                    parent: Some(node),
-                    top,
-                };
-                stack.push((child, at, wanted));
+        // The next sibling, or the next sibling of the nearest open node that has one.
+        while !cursor.goto_next_sibling() {
+            cursor.goto_parent();
+            let closed = open.pop().expect("an open node above the cursor");
+            but.truncate(closed.but);
+            if open.is_empty() {
+                return;
             }
         }
-        stack[first..].reverse();
     }
+}
+
+/// Shows `node` to the passes in `wanted`; returns the passes that want its children,
+/// and pushes the children they declined onto `but`.
+fn enter<'t>(
+    node: SyntaxNode<'t>,
+    at: At<'t>,
+    wanted: u16,
+    passes: &mut [&mut dyn Pass<'t>],
+    but: &mut Vec<(u16, usize)>,
+) -> u16 {
+    let mut into = 0u16;
+    for (i, pass) in passes.iter_mut().enumerate() {
+        let bit = 1u16 << i;
+        if wanted & bit == 0 {
+            continue;
+        }
+        match pass.enter(node, at) {
+            Descend::All => into |= bit,
+            Descend::Skip => {}
+            Descend::AllBut(id) => {
+                into |= bit;
+                but.push((bit, id));
+            }
+        }
+    }
+    into
 }
 
 #[cfg(test)]
