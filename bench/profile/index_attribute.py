@@ -70,7 +70,9 @@ def samples(path):
             if not line.strip():
                 flush(); frames.clear(); head = None
                 continue
-            if not line.startswith(("\t", " ")):
+            # Frames start with a tab; a sample's first line with its thread id, which
+            # perf pads with spaces to the width of the widest.
+            if not line.startswith("\t"):
                 flush(); frames.clear()
                 m = re.match(r"\s*(\d+)\s+([0-9.]+):", line)
                 head = (float(m.group(2)), int(m.group(1))) if m else None
