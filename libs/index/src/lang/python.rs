@@ -692,8 +692,9 @@ mod tests {
 
     /// Calls nested in arguments, lambdas, comprehensions, f-strings, conditions and
     /// subscripts come in source order (outer before inner), each under the definition
-    /// holding it; a nested block's calls are its own statement's. (Calls in decorators
-    /// and parameter defaults are not extracted as calls today.)
+    /// holding it; a nested block's calls are its own statement's. Calls in decorators and
+    /// parameter defaults are not call facts: the references pass records their names
+    /// as the decorated definition's references (`references.rs`).
     #[test]
     fn calls_in_every_kind_of_expression_come_in_source_order() {
         let source = r#"
