@@ -684,6 +684,10 @@ fn function_like(
         ..Default::default()
     });
     parameters(node, index, b);
+    // Default values (and parameter decorators) run when the function is called.
+    if let Some(list) = node.child_by_field_name("parameters") {
+        expressions(list, index, context, describe, b);
+    }
     if let Some(body) = node.child_by_field_name("body") {
         if body.kind() == "statement_block" {
             statements(body, index, context, describe, b);
@@ -717,6 +721,22 @@ fn parameters(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
     }
 }
 
+/// `node`'s decorator children.
+fn decorator_children(node: SyntaxNode<'_>) -> Vec<SyntaxNode<'_>> {
+    children(node)
+        .into_iter()
+        .filter(|c| c.kind() == "decorator")
+        .collect()
+}
+
+/// The calls in decorators (`@Component({...})`, `@Log("debug")`), as `scope`'s: those
+/// of the symbol they decorate.
+fn decorators(decorators: &[SyntaxNode<'_>], scope: i32, context: &Context, b: &mut Builder<'_>) {
+    for decorator in decorators {
+        expressions(*decorator, scope, context, &[], b);
+    }
+}
+
 fn class(node: SyntaxNode<'_>, scope: i32, context: &Context, b: &mut Builder<'_>) {
     let name = b.field_text(node, "name").to_owned();
     if name.is_empty() {
@@ -724,13 +744,21 @@ fn class(node: SyntaxNode<'_>, scope: i32, context: &Context, b: &mut Builder<'_
     }
     let qualified = join(&context.module, &name);
     let mut bases = Vec::new();
-    for heritage in children(node)
+    let heritages: Vec<SyntaxNode<'_>> = children(node)
         .into_iter()
         .filter(|c| c.kind() == "class_heritage")
-    {
+        .collect();
+    for &heritage in &heritages {
         for clause in children(heritage) {
             match clause.kind() {
-                "extends_clause" => bases.push(b.field_text(clause, "value").to_owned()),
+                // `extends mixin(Base)` names no class of its own.
+                "extends_clause" => {
+                    if let Some(value) = clause.child_by_field_name("value")
+                        && matches!(value.kind(), "identifier" | "member_expression")
+                    {
+                        bases.push(b.text(value).to_owned());
+                    }
+                }
                 "implements_clause" => {
                     bases.extend(children(clause).into_iter().map(|t| b.text(t).to_owned()))
                 }
@@ -750,66 +778,92 @@ fn class(node: SyntaxNode<'_>, scope: i32, context: &Context, b: &mut Builder<'_
         name,
         ..Default::default()
     });
+    // The class's decorators (`@Component({...}) export class App` puts them on the
+    // export) and its `extends` expression are the class's calls.
+    if let Some(export) = node.parent().filter(|p| p.kind() == "export_statement") {
+        decorators(&decorator_children(export), index, context, b);
+    }
+    decorators(&decorator_children(node), index, context, b);
+    for heritage in heritages {
+        expressions(heritage, index, context, &[], b);
+    }
     let Some(body) = node.child_by_field_name("body") else {
         return;
     };
+    // TypeScript puts a member's decorators before it in the body, JavaScript inside it;
+    // either way they are the member's calls (the class's when the member is no symbol).
+    let mut pending: Vec<SyntaxNode<'_>> = Vec::new();
     for member in children(body) {
-        match member.kind() {
-            "method_definition" | "method_signature" | "abstract_method_signature" => {
-                let method = b.field_text(member, "name").to_owned();
-                function_like(
-                    member,
-                    &method,
-                    "method",
-                    index,
-                    &qualified,
-                    context,
-                    &[],
-                    b,
-                );
-            }
-            "public_field_definition" | "field_definition" => {
-                let field = member
-                    .child_by_field_name("name")
-                    .or_else(|| member.child_by_field_name("property"));
-                let field_name = field.map(|f| b.text(f).to_owned()).unwrap_or_default();
-                let value = member.child_by_field_name("value");
-                match value {
-                    Some(v)
-                        if matches!(
-                            v.kind(),
-                            "arrow_function" | "function_expression" | "function"
-                        ) =>
-                    {
-                        let method = function_like(
-                            v,
-                            &field_name,
-                            "method",
-                            index,
-                            &qualified,
-                            context,
-                            &[],
-                            b,
-                        );
-                        // The span is the whole field, including its name and comment.
-                        b.set_span(method, line(member), end_line(member));
-                        let text = doc(member, b);
-                        b.set_doc(method, &text);
+        if member.kind() == "decorator" {
+            pending.push(member);
+            continue;
+        }
+        pending.extend(decorator_children(member));
+        let member_index = class_member(member, index, &qualified, context, b);
+        decorators(&pending, member_index.unwrap_or(index), context, b);
+        pending.clear();
+    }
+    decorators(&pending, index, context, b);
+}
+
+/// A class body's member: its symbol, if it is one.
+fn class_member(
+    member: SyntaxNode<'_>,
+    index: i32,
+    qualified: &str,
+    context: &Context,
+    b: &mut Builder<'_>,
+) -> Option<i32> {
+    match member.kind() {
+        "method_definition" | "method_signature" | "abstract_method_signature" => {
+            let method = b.field_text(member, "name").to_owned();
+            Some(function_like(
+                member,
+                &method,
+                "method",
+                index,
+                qualified,
+                context,
+                &[],
+                b,
+            ))
+        }
+        "public_field_definition" | "field_definition" => {
+            let field = member
+                .child_by_field_name("name")
+                .or_else(|| member.child_by_field_name("property"));
+            let field_name = field.map(|f| b.text(f).to_owned()).unwrap_or_default();
+            let value = member.child_by_field_name("value");
+            match value {
+                Some(v)
+                    if matches!(
+                        v.kind(),
+                        "arrow_function" | "function_expression" | "function"
+                    ) =>
+                {
+                    let method =
+                        function_like(v, &field_name, "method", index, qualified, context, &[], b);
+                    // The span is the whole field, including its name and comment.
+                    b.set_span(method, line(member), end_line(member));
+                    let text = doc(member, b);
+                    b.set_doc(method, &text);
+                    Some(method)
+                }
+                Some(v) if v.kind() == "new_expression" => {
+                    let type_name = b.field_text(v, "constructor").to_owned();
+                    b.add_binding(index, &field_name, &type_name);
+                    None
+                }
+                _ => {
+                    if let Some(t) = member.child_by_field_name("type") {
+                        let type_text = b.text(t).trim_start_matches(':').trim().to_owned();
+                        b.add_binding(index, &field_name, &type_text);
                     }
-                    Some(v) if v.kind() == "new_expression" => {
-                        let type_name = b.field_text(v, "constructor").to_owned();
-                        b.add_binding(index, &field_name, &type_name);
-                    }
-                    _ => {
-                        if let Some(t) = member.child_by_field_name("type") {
-                            let type_text = b.text(t).trim_start_matches(':').trim().to_owned();
-                            b.add_binding(index, &field_name, &type_text);
-                        }
-                    }
+                    None
                 }
             }
-            _ => {}
         }
+        _ => None,
     }
 }
 
@@ -1061,6 +1115,7 @@ fn call(
 
 #[cfg(test)]
 mod tests {
+    use super::super::Language;
     use super::*;
 
     #[test]
@@ -1075,5 +1130,77 @@ mod tests {
             "src/components"
         );
         assert_eq!(resolve_module("react", "src/app.tsx"), "react");
+    }
+
+    fn calls(language: Language, path: &str, source: &str) -> Vec<(String, String, u32)> {
+        let mut parser = tree_sitter::Parser::new();
+        parser.set_language(&language.grammar()).expect("grammar");
+        let tree = parser.parse(source, None).expect("parses");
+        let mut facts = crate::facts::FileFacts {
+            path: path.to_owned(),
+            ..Default::default()
+        };
+        super::super::extract(language, &tree, source, &mut facts, &Layout::default());
+        facts
+            .calls
+            .iter()
+            .map(|c| {
+                let caller = if c.caller < 0 {
+                    "<module>".to_owned()
+                } else {
+                    facts.symbols[c.caller as usize].name.clone()
+                };
+                (caller, c.name.clone(), c.line)
+            })
+            .collect()
+    }
+
+    fn owned(expected: &[(&str, &str, u32)]) -> Vec<(String, String, u32)> {
+        expected
+            .iter()
+            .map(|(c, n, l)| ((*c).to_owned(), (*n).to_owned(), *l))
+            .collect()
+    }
+
+    /// Calls in decorators, a class's `extends` expression and default values are the
+    /// calls of the symbol they belong to (a member's decorators, the member's).
+    #[test]
+    fn calls_in_decorators_bases_and_parameter_defaults_are_calls() {
+        let source = r#"import { Component, Log, makeDefault, mixin, Base } from "./lib";
+
+@Component({ selector: pick("app") })
+export class App extends mixin(Base) {
+  @Log("debug")
+  run(size: number = makeDefault(), { depth = deep() } = {}) {
+    return work(size, depth);
+  }
+}
+
+function area(w = makeDefault(), h = other.size()) {
+  return w * h;
+}
+"#;
+        let expected = owned(&[
+            ("App", "Component", 3),
+            ("App", "pick", 3),
+            ("App", "mixin", 4),
+            // A member's decorators are read after the member.
+            ("run", "makeDefault", 6),
+            ("run", "deep", 6),
+            ("run", "work", 7),
+            ("run", "Log", 5),
+            ("area", "makeDefault", 11),
+            ("area", "size", 11),
+        ]);
+        assert_eq!(calls(Language::TypeScript, "src/app.ts", source), expected);
+        let javascript = source.replace("size: number = ", "size = ").replace(
+            "import { Component, Log, makeDefault, mixin, Base } from \"./lib\";",
+            "",
+        );
+        let expected_js: Vec<(String, String, u32)> = expected.clone();
+        assert_eq!(
+            calls(Language::JavaScript, "src/app.js", &javascript),
+            expected_js
+        );
     }
 }

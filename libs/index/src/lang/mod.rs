@@ -35,9 +35,9 @@ const COMMON_EXTRACTOR: u32 = 13;
 fn deep_extractor(language: &str) -> Option<u32> {
     Some(match language {
         "go" => 1,
-        "python" => 1,
+        "python" => 2,
         "rust" => 1,
-        "javascript" | "typescript" => 1,
+        "javascript" | "typescript" => 2,
         "java" => 1,
         "markdown" => 1,
         "manifest" => 1,

@@ -150,10 +150,9 @@ fn statement_node(node: SyntaxNode<'_>, scope: i32, context: &Context<'_>, b: &m
             }
         }
         "decorated_definition" => {
-            let decorators: Vec<String> = children(node)
+            let decorators: Vec<SyntaxNode<'_>> = children(node)
                 .into_iter()
                 .filter(|c| c.kind() == "decorator")
-                .map(|d| b.text(d).to_owned())
                 .collect();
             if let Some(definition) = node.child_by_field_name("definition") {
                 definition_node(definition, Some(node), &decorators, scope, context, b);
@@ -268,7 +267,7 @@ fn relative_module(node: SyntaxNode<'_>, context: &Context<'_>, b: &Builder<'_>)
 fn definition_node(
     node: SyntaxNode<'_>,
     decorated: Option<SyntaxNode<'_>>,
-    decorators: &[String],
+    decorators: &[SyntaxNode<'_>],
     scope: i32,
     context: &Context<'_>,
     b: &mut Builder<'_>,
@@ -279,7 +278,8 @@ fn definition_node(
     let body = node.child_by_field_name("body");
     let mut signature = b.header(node, "body");
     if !decorators.is_empty() {
-        signature = format!("{} {signature}", decorators.join(" "));
+        let texts: Vec<&str> = decorators.iter().map(|d| b.text(*d)).collect();
+        signature = format!("{} {signature}", texts.join(" "));
     }
     if node.kind() == "class_definition" {
         let bases: Vec<String> = node
@@ -307,6 +307,12 @@ fn definition_node(
             name,
             ..Default::default()
         });
+        header_calls(
+            decorators,
+            node.child_by_field_name("superclasses"),
+            index,
+            b,
+        );
         if let Some(body) = body {
             block(body, index, context, b);
         }
@@ -355,8 +361,27 @@ fn definition_node(
             }
         }
     }
+    header_calls(decorators, node.child_by_field_name("parameters"), index, b);
     if let Some(body) = body {
         block(body, index, context, b);
+    }
+}
+
+/// The calls in a definition's header (decorators, a class's bases, a function's default
+/// values: `@app.route("/")`, `class P(namedtuple("P", "x y"))`, `def f(x=make())`), as
+/// the definition's own: they run when it is defined, and the definition's span (which
+/// starts at its first decorator) holds them, as it holds their names' references.
+fn header_calls(
+    decorators: &[SyntaxNode<'_>],
+    rest: Option<SyntaxNode<'_>>,
+    index: i32,
+    b: &mut Builder<'_>,
+) {
+    for decorator in decorators {
+        expressions(*decorator, index, b);
+    }
+    if let Some(rest) = rest {
+        expressions(rest, index, b);
     }
 }
 
@@ -692,9 +717,8 @@ mod tests {
 
     /// Calls nested in arguments, lambdas, comprehensions, f-strings, conditions and
     /// subscripts come in source order (outer before inner), each under the definition
-    /// holding it; a nested block's calls are its own statement's. Calls in decorators and
-    /// parameter defaults are not call facts: the references pass records their names
-    /// as the decorated definition's references (`references.rs`).
+    /// holding it; a nested block's calls are its own statement's. Calls in a definition's
+    /// decorators, parameter defaults and bases are the definition's own.
     #[test]
     fn calls_in_every_kind_of_expression_come_in_source_order() {
         let source = r#"
@@ -713,10 +737,11 @@ def outer(a, b=default()):
             done()
     return table[index(a)].method(arg()) or self.helper(super().base())
 
-class Thing(Base):
+class Thing(Base, metaclass=make_meta()):
     size = compute()
 
-    def method(self):
+    @cached(size=limit())
+    def method(self, c: int = count()):
         with open_ctx() as handle, lock(handle):
             self.run(handle)
         try:
@@ -728,6 +753,9 @@ top_level(call_in(arguments()))
 "#;
         let got = calls(source);
         let expected: Vec<(&str, &str, &str, u32, u32)> = vec![
+            ("outer", "register", "", 4, 1),
+            ("outer", "label", "", 4, 1),
+            ("outer", "default", "", 5, 0),
             ("outer", "first", "", 6, 2),
             ("outer", "second", "", 6, 1),
             ("outer", "third", "", 6, 1),
@@ -749,16 +777,20 @@ top_level(call_in(arguments()))
             ("outer", "arg", "", 15, 0),
             ("outer", "helper", "self", 15, 1),
             ("outer", "base", "super()", 15, 0),
+            ("Thing", "make_meta", "", 17, 0),
             ("Thing", "compute", "", 18, 0),
-            ("method", "open_ctx", "", 21, 0),
-            ("method", "lock", "", 21, 1),
-            ("method", "run", "self", 22, 1),
-            ("method", "risky", "", 24, 0),
-            ("method", "make_error", "", 25, 0),
-            ("method", "handle_error", "", 26, 1),
-            ("<module>", "top_level", "", 28, 1),
-            ("<module>", "call_in", "", 28, 1),
-            ("<module>", "arguments", "", 28, 0),
+            ("method", "cached", "", 20, 1),
+            ("method", "limit", "", 20, 0),
+            ("method", "count", "", 21, 0),
+            ("method", "open_ctx", "", 22, 0),
+            ("method", "lock", "", 22, 1),
+            ("method", "run", "self", 23, 1),
+            ("method", "risky", "", 25, 0),
+            ("method", "make_error", "", 26, 0),
+            ("method", "handle_error", "", 27, 1),
+            ("<module>", "top_level", "", 29, 1),
+            ("<module>", "call_in", "", 29, 1),
+            ("<module>", "arguments", "", 29, 0),
         ];
         let expected: Vec<(String, String, String, u32, u32)> = expected
             .into_iter()
