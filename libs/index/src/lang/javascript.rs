@@ -1115,7 +1115,7 @@ fn call(
 
 #[cfg(test)]
 mod tests {
-    use super::super::Language;
+    use super::super::{Language, caller_name, facts_of};
     use super::*;
 
     #[test]
@@ -1133,25 +1133,11 @@ mod tests {
     }
 
     fn calls(language: Language, path: &str, source: &str) -> Vec<(String, String, u32)> {
-        let mut parser = tree_sitter::Parser::new();
-        parser.set_language(&language.grammar()).expect("grammar");
-        let tree = parser.parse(source, None).expect("parses");
-        let mut facts = crate::facts::FileFacts {
-            path: path.to_owned(),
-            ..Default::default()
-        };
-        super::super::extract(language, &tree, source, &mut facts, &Layout::default());
+        let facts = facts_of(language, path, source);
         facts
             .calls
             .iter()
-            .map(|c| {
-                let caller = if c.caller < 0 {
-                    "<module>".to_owned()
-                } else {
-                    facts.symbols[c.caller as usize].name.clone()
-                };
-                (caller, c.name.clone(), c.line)
-            })
+            .map(|c| (caller_name(&facts, c.caller), c.name.clone(), c.line))
             .collect()
     }
 

@@ -690,6 +690,28 @@ pub fn argument_count(arguments: Option<SyntaxNode<'_>>) -> u32 {
         .count() as u32
 }
 
+/// A source's facts as `language`'s extractor writes them (tests of the extractors).
+#[cfg(test)]
+pub(crate) fn facts_of(language: Language, path: &str, source: &str) -> FileFacts {
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&language.grammar()).expect("grammar");
+    let tree = parser.parse(source, None).expect("parses");
+    let mut facts = FileFacts {
+        path: path.to_owned(),
+        ..Default::default()
+    };
+    extract(language, &tree, source, &mut facts, &Layout::default());
+    facts
+}
+
+/// The name of a call's caller in `facts`: a symbol's, or `<module>`.
+#[cfg(test)]
+pub(crate) fn caller_name(facts: &FileFacts, caller: i32) -> String {
+    usize::try_from(caller)
+        .map(|index| facts.symbols[index].name.clone())
+        .unwrap_or_else(|_| "<module>".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -716,19 +738,7 @@ mod tests {
     #[test]
     fn python_formatted_messages_keep_their_template() {
         let source = "def f(x):\n    raise ValueError('bad value: %r' % x)\n\ndef g(x):\n    raise KeyError('no key {}'.format(x))\n\ndef h():\n    raise TypeError(make_message())\n";
-        let mut parser = tree_sitter::Parser::new();
-        parser
-            .set_language(&Language::Python.grammar())
-            .expect("python grammar");
-        let tree = parser.parse(source, None).expect("parses");
-        let mut facts = FileFacts::default();
-        extract(
-            Language::Python,
-            &tree,
-            source,
-            &mut facts,
-            &Layout::default(),
-        );
+        let facts = facts_of(Language::Python, "", source);
         let messages: Vec<(&str, u32)> = facts
             .errors
             .iter()

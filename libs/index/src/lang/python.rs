@@ -678,34 +678,17 @@ fn call(node: SyntaxNode<'_>, scope: i32, b: &mut Builder<'_>) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{caller_name, facts_of};
     use super::*;
-    use crate::facts::FileFacts;
 
     fn calls(source: &str) -> Vec<(String, String, String, u32, u32)> {
-        let mut parser = tree_sitter::Parser::new();
-        parser
-            .set_language(&Language::Python.grammar())
-            .expect("python grammar");
-        let tree = parser.parse(source, None).expect("parses");
-        let mut facts = FileFacts::default();
-        super::super::extract(
-            Language::Python,
-            &tree,
-            source,
-            &mut facts,
-            &Layout::default(),
-        );
+        let facts = facts_of(Language::Python, "", source);
         facts
             .calls
             .iter()
             .map(|c| {
-                let caller = if c.caller < 0 {
-                    "<module>".to_owned()
-                } else {
-                    facts.symbols[c.caller as usize].name.clone()
-                };
                 (
-                    caller,
+                    caller_name(&facts, c.caller),
                     c.name.clone(),
                     c.receiver.clone(),
                     c.line,
