@@ -798,8 +798,21 @@ fn class(node: SyntaxNode<'_>, scope: i32, context: &Context, b: &mut Builder<'_
             pending.push(member);
             continue;
         }
-        pending.extend(decorator_children(member));
         let member_index = class_member(member, index, &qualified, context, b);
+        // TypeScript's: the member starts at its first decorator, and its signature shows
+        // them, as JavaScript's (inside the member) and Python's do.
+        if let (Some(member_index), Some(first)) = (member_index, pending.first()) {
+            let end = b.facts.symbols[member_index as usize].end_line;
+            b.set_span(member_index, line(*first), end);
+            let written: Vec<&str> = pending.iter().map(|d| b.text(*d)).collect();
+            let signature = format!(
+                "{} {}",
+                written.join(" "),
+                b.facts.symbols[member_index as usize].signature
+            );
+            b.facts.symbols[member_index as usize].signature = signature;
+        }
+        pending.extend(decorator_children(member));
         decorators(&pending, member_index.unwrap_or(index), context, b);
         pending.clear();
     }
@@ -1188,5 +1201,20 @@ function area(w = makeDefault(), h = other.size()) {
             calls(Language::JavaScript, "src/app.js", &javascript),
             expected_js
         );
+        // A decorated member starts at its first decorator, which its signature shows, in
+        // TypeScript (decorators before the member) as in JavaScript (inside it).
+        for (language, path, text) in [
+            (Language::TypeScript, "src/app.ts", source),
+            (Language::JavaScript, "src/app.js", javascript.as_str()),
+        ] {
+            let facts = facts_of(language, path, text);
+            let run = facts.symbols.iter().find(|s| s.name == "run").expect("run");
+            assert_eq!((run.start_line, run.end_line), (5, 8), "{path}");
+            assert!(
+                run.signature.starts_with("@Log(\"debug\")") && run.signature.contains("run("),
+                "{path}: {}",
+                run.signature
+            );
+        }
     }
 }
